@@ -1,0 +1,21 @@
+// Package bitcheck decides whether a URL signature has been seen: it tests
+// and sets the signature's bit in the shared shard mapping of a
+// [shardfile.Dir].
+//
+// # Exactly once
+//
+// TestAndSet is one atomic 64-bit OR on the mapped word, which returns the
+// old word. The mapping is MAP_SHARED, so the OR is atomic across
+// goroutines and across processes mapping the same files alike: of all the
+// callers anywhere that set the same bit, exactly one sees it clear and is
+// told "new".
+//
+// # Speed
+//
+// A random bit in 512 MiB is a cache and TLB miss, and an atomic OR waits
+// for its miss before the next one can start. The batch forms therefore
+// look first: a pass of plain loads over the whole batch lets the misses
+// overlap, and a bit already set is a certain duplicate (bits never clear).
+// Only bits that looked clear get the atomic OR, in input order, so the
+// first occurrence of a signature within a batch is the new one.
+package bitcheck

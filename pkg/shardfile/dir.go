@@ -1,0 +1,266 @@
+package shardfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	mmap "github.com/edsrzf/mmap-go"
+)
+
+// Dir is an open state directory with every shard mapped.
+//
+// The shard slices returned by Shard stay valid until Close. Sync and Close
+// are safe for concurrent use; Close must not race with users of the shard
+// memory.
+type Dir struct {
+	path     string
+	meta     Meta
+	readOnly bool
+	created  bool
+	lock     *os.File // the directory itself, flocked
+	maps     [Shards]mmap.MMap
+
+	mu      sync.Mutex
+	closed  bool
+	stop    chan struct{}
+	flushed chan struct{}
+	syncErr error // last background flush error
+}
+
+// ShardName returns the file name of shard i: two lower-case hex digits.
+func ShardName(i int) string { return fmt.Sprintf("%02x", i) }
+
+// Open opens the state in dir, creating it first if opts.Create is set and
+// dir holds none. It validates the metadata and every shard before mapping
+// anything, and undoes everything it did if any step fails.
+func Open(dir string, opts *Options) (*Dir, error) {
+	if opts == nil {
+		opts = DefaultOptions
+	}
+	d := &Dir{path: dir, readOnly: opts.ReadOnly}
+	if err := d.open(opts); err != nil {
+		_ = d.release()
+		return nil, err
+	}
+	if opts.FlushInterval > 0 && !d.readOnly {
+		d.stop, d.flushed = make(chan struct{}), make(chan struct{})
+		go d.flushLoop(opts.FlushInterval)
+	}
+	return d, nil
+}
+
+func (d *Dir) open(opts *Options) error {
+	fi, err := os.Stat(d.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && opts.Create && !opts.ReadOnly:
+		if err := os.MkdirAll(d.path, 0o755); err != nil {
+			return fmt.Errorf("shardfile: create %s: %w", d.path, noSpace(err))
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("shardfile: %s: %w (run 'urldedupd init')", d.path, ErrNoState)
+	case err != nil:
+		return fmt.Errorf("shardfile: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("shardfile: %s: %w", d.path, ErrNotDir)
+	}
+	if d.lock, err = os.Open(d.path); err != nil {
+		return fmt.Errorf("shardfile: %w", err)
+	}
+	timeout := opts.LockTimeout
+	if timeout == 0 {
+		timeout = DefaultLockTimeout
+	}
+	if err := flock(d.lock, false, timeout); err != nil {
+		return fmt.Errorf("shardfile: lock %s: %w", d.path, err)
+	}
+	_, err = os.Stat(filepath.Join(d.path, MetaName))
+	if errors.Is(err, fs.ErrNotExist) {
+		if !opts.Create || opts.ReadOnly {
+			if err := d.checkNoShards(); err != nil {
+				return err
+			}
+			return fmt.Errorf("shardfile: %s: %w (run 'urldedupd init')", d.path, ErrNoState)
+		}
+		if err := d.createLocked(opts, timeout); err != nil {
+			return err
+		}
+	}
+	if d.meta, err = readMeta(d.path); err != nil {
+		return err
+	}
+	if opts.Format != nil && *opts.Format != d.meta.Format {
+		return fmt.Errorf("shardfile: %s: %w: state has signature %s, normalize %s; asked for %s, %s",
+			d.path, ErrMetaMismatch, d.meta.Format.Algorithm, d.meta.Format.Mode,
+			opts.Format.Algorithm, opts.Format.Mode)
+	}
+	return d.mapShards()
+}
+
+// createLocked takes the exclusive lock, and creates the state unless
+// another process did so while we waited. It returns holding the shared
+// lock again.
+//
+// While it waits for the exclusive lock it holds no lock at all, and it
+// stops waiting as soon as the metadata appears: another process holding a
+// shared lock after creating the state must not keep it waiting.
+func (d *Dir) createLocked(opts *Options, timeout time.Duration) error {
+	metaPath := filepath.Join(d.path, MetaName)
+	deadline := time.Now().Add(timeout)
+	for {
+		if err := flock(d.lock, true, -1); err == nil {
+			break
+		} else if !errors.Is(err, ErrLocked) {
+			return fmt.Errorf("shardfile: lock %s for creation: %w", d.path, err)
+		}
+		if _, err := os.Stat(metaPath); err == nil {
+			return d.relock(timeout)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("shardfile: lock %s for creation: %w", d.path, ErrLocked)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(metaPath); err == nil {
+		return d.relock(timeout)
+	}
+	if err := d.checkNoShards(); err != nil {
+		return err
+	}
+	f := DefaultFormat
+	if opts.Format != nil {
+		f = *opts.Format
+	}
+	if err := createShards(d.path); err != nil {
+		return err
+	}
+	if err := writeMeta(d.path, d.lock, newMeta(f, time.Now())); err != nil {
+		removeShards(d.path, Shards)
+		return err
+	}
+	d.created = true
+	return d.relock(timeout)
+}
+
+// relock goes back to the shared lock.
+func (d *Dir) relock(timeout time.Duration) error {
+	if err := flock(d.lock, false, timeout); err != nil {
+		return fmt.Errorf("shardfile: lock %s: %w", d.path, err)
+	}
+	return nil
+}
+
+func (d *Dir) checkNoShards() error {
+	for i := 0; i < Shards; i++ {
+		p := filepath.Join(d.path, ShardName(i))
+		if _, err := os.Lstat(p); err == nil {
+			return fmt.Errorf("shardfile: %s: %w: %s exists but %s does not (an interrupted init, or not a urldedupd state; move it aside)",
+				d.path, ErrIncomplete, ShardName(i), MetaName)
+		}
+	}
+	return nil
+}
+
+// createShards creates the 256 shard files with their space allocated, so
+// that setting a bit later can never fail for lack of disk space (which
+// would be a SIGBUS on the mapping). On failure it removes what it made.
+func createShards(dir string) error {
+	for i := 0; i < Shards; i++ {
+		p := filepath.Join(dir, ShardName(i))
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			err = allocate(f, ShardBytes)
+			if err == nil {
+				err = f.Sync()
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				i++ // remove this one too
+			}
+		}
+		if err != nil {
+			removeShards(dir, i)
+			return fmt.Errorf("shardfile: create %s: %w", p, noSpace(err))
+		}
+	}
+	return nil
+}
+
+func removeShards(dir string, n int) {
+	for i := 0; i < n; i++ {
+		_ = os.Remove(filepath.Join(dir, ShardName(i)))
+	}
+}
+
+// checkShards validates every shard's presence, type and size before
+// anything is mapped.
+func (d *Dir) checkShards() error {
+	for i := 0; i < Shards; i++ {
+		p := filepath.Join(d.path, ShardName(i))
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("shardfile: %s: %w", p, ErrShardMissing)
+		}
+		if err != nil {
+			return fmt.Errorf("shardfile: %w", err)
+		}
+		if err := checkShardInfo(p, fi); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkShardInfo(path string, fi os.FileInfo) error {
+	if !fi.Mode().IsRegular() || fi.Size() != ShardBytes {
+		return fmt.Errorf("shardfile: %s: %w: %d bytes, mode %v (want a regular file of %d bytes)",
+			path, ErrShardSize, fi.Size(), fi.Mode(), ShardBytes)
+	}
+	return nil
+}
+
+func (d *Dir) mapShards() error {
+	if err := d.checkShards(); err != nil {
+		return err
+	}
+	flag, prot := os.O_RDWR, mmap.RDWR
+	if d.readOnly {
+		flag, prot = os.O_RDONLY, mmap.RDONLY
+	}
+	for i := range d.maps {
+		p := filepath.Join(d.path, ShardName(i))
+		f, err := os.OpenFile(p, flag, 0)
+		if err != nil {
+			return fmt.Errorf("shardfile: %w", err)
+		}
+		m, err := mapShard(f, p, prot)
+		_ = f.Close() // the mapping outlives the descriptor
+		if err != nil {
+			return err
+		}
+		d.maps[i] = m
+	}
+	return nil
+}
+
+func mapShard(f *os.File, path string, prot int) (mmap.MMap, error) {
+	fi, err := f.Stat() // again: it may have changed since checkShards
+	if err != nil {
+		return nil, fmt.Errorf("shardfile: %w", err)
+	}
+	if err := checkShardInfo(path, fi); err != nil {
+		return nil, err
+	}
+	m, err := mmap.MapRegion(f, ShardBytes, prot, 0, 0)
+	if err != nil {
+		return nil, fmt.Errorf("shardfile: map %s: %w", path, err)
+	}
+	adviseRandom(m)
+	return m, nil
+}

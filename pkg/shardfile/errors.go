@@ -1,0 +1,43 @@
+package shardfile
+
+import "errors"
+
+var (
+	// ErrNoState is returned by Open when the directory holds no state and
+	// Options.Create is not set.
+	ErrNoState = errors.New("no urldedupd state")
+	// ErrNotDir is returned when the state path exists but is not a
+	// directory.
+	ErrNotDir = errors.New("not a directory")
+	// ErrIncomplete is returned when shard files exist without metadata:
+	// an interrupted creation, or a directory that is not a urldedupd state.
+	ErrIncomplete = errors.New("shard files without metadata")
+	// ErrMetaCorrupt is returned when the metadata file cannot be parsed or
+	// its checksum does not match.
+	ErrMetaCorrupt = errors.New("corrupt metadata")
+	// ErrFormatVersion is returned for a metadata format version this build
+	// does not know.
+	ErrFormatVersion = errors.New("unknown state format version")
+	// ErrLayout is returned for a layout, shard count, shard size or bit
+	// order this build does not know.
+	ErrLayout = errors.New("unknown state layout")
+	// ErrMetaMismatch is returned when the state's signature algorithm or
+	// normalization differs from what the caller asked for.
+	ErrMetaMismatch = errors.New("state format differs from the one asked for")
+	// ErrShardMissing is returned when a shard file is missing.
+	ErrShardMissing = errors.New("shard file missing")
+	// ErrShardSize is returned when a shard file is not exactly ShardBytes
+	// long, or is not a regular file.
+	ErrShardSize = errors.New("shard file has the wrong size")
+	// ErrLocked is returned when the lock could not be had within
+	// Options.LockTimeout.
+	ErrLocked = errors.New("state is locked by another process")
+	// ErrNoSpace is returned when creation runs out of disk space. What
+	// creation had made is removed again.
+	ErrNoSpace = errors.New("no space left to create the state")
+	// ErrClosed is returned by methods of a closed Dir.
+	ErrClosed = errors.New("state is closed")
+	// ErrReadOnly is returned when a write is asked of a Dir opened
+	// read-only.
+	ErrReadOnly = errors.New("state is open read-only")
+)

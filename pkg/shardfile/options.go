@@ -1,0 +1,50 @@
+package shardfile
+
+import (
+	"time"
+
+	"github.com/urldedupd/urldedupd/pkg/signature"
+)
+
+// Format is what a state's bits mean: how URLs were signed.
+type Format struct {
+	Algorithm signature.Algorithm
+	Mode      signature.Mode
+}
+
+// DefaultFormat is what a state is created with when the caller names none:
+// CRC32 (IEEE) over Safe-normalized URLs.
+var DefaultFormat = Format{Algorithm: signature.IEEE, Mode: signature.Safe}
+
+// Options configure Open. A nil *Options is the same as DefaultOptions.
+type Options struct {
+	// Create makes a new state when the directory holds none, creating the
+	// directory itself if needed. When false, Open returns ErrNoState.
+	Create bool
+
+	// Format, when non-nil, is the format the caller requires: Open returns
+	// ErrMetaMismatch for a state with another one, and Create uses it.
+	// When nil, any existing format is accepted and a new state gets
+	// DefaultFormat.
+	Format *Format
+
+	// ReadOnly maps the shards read-only and opens no file for writing, so
+	// a state on read-only storage can still be tested and counted.
+	ReadOnly bool
+
+	// LockTimeout bounds the wait for the directory lock. Zero waits
+	// DefaultLockTimeout; a negative value fails at once if the lock is
+	// taken.
+	LockTimeout time.Duration
+
+	// FlushInterval, when positive, writes dirty bits to disk (msync
+	// MS_SYNC) in the background at this interval, bounding what a power
+	// loss can take. Zero flushes only on Sync and Close.
+	FlushInterval time.Duration
+}
+
+// DefaultLockTimeout is the lock wait used when Options.LockTimeout is zero.
+const DefaultLockTimeout = 10 * time.Second
+
+// DefaultOptions is used by Open for a nil *Options.
+var DefaultOptions = &Options{}

@@ -1,0 +1,305 @@
+package shardfile_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/signature"
+)
+
+func create(t *testing.T, f *shardfile.Format) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "state")
+	d, err := shardfile.Open(dir, &shardfile.Options{Create: true, Format: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Created() {
+		t.Fatal("Created() = false for a new state")
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// digest hashes every file in dir, so a test can show nothing was changed.
+func digest(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	for _, e := range ents {
+		if e.IsDir() {
+			fmt.Fprintf(h, "%s/\n", e.Name())
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(h, "%s %d\n", e.Name(), len(b))
+		h.Write(b)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+func TestCreateAndReopen(t *testing.T) {
+	f := &shardfile.Format{Algorithm: signature.Castagnoli, Mode: signature.None}
+	dir := create(t, f)
+	for i := 0; i < shardfile.Shards; i++ {
+		fi, err := os.Stat(filepath.Join(dir, shardfile.ShardName(i)))
+		if err != nil || fi.Size() != shardfile.ShardBytes {
+			t.Fatalf("shard %d: %v, %v", i, fi, err)
+		}
+	}
+	d, err := shardfile.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.Created() || d.Meta().Format != *f || d.Meta().Version != shardfile.FormatVersion {
+		t.Fatalf("reopened: created=%v meta=%+v", d.Created(), d.Meta())
+	}
+	if len(d.Shard(0xff)) != shardfile.ShardBytes {
+		t.Fatalf("shard ff maps %d bytes", len(d.Shard(0xff)))
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMetaGolden(t *testing.T) {
+	golden, err := os.ReadFile("testdata/meta-v1.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m shardfile.Meta
+	if err := m.UnmarshalText(golden); err != nil {
+		t.Fatal(err)
+	}
+	if m.Format != shardfile.DefaultFormat || m.Created.Format(time.RFC3339) != "2026-11-22T14:00:00Z" {
+		t.Fatalf("decoded %+v", m)
+	}
+	out, _ := m.MarshalText()
+	if !bytes.Equal(out, golden) {
+		t.Fatalf("MarshalText =\n%s\nwant\n%s", out, golden)
+	}
+}
+
+// rewriteMeta replaces old with new in the metadata file, and fixes the
+// checksum when fix is set.
+func rewriteMeta(t *testing.T, dir, old, new string, fix bool) {
+	t.Helper()
+	p := filepath.Join(dir, shardfile.MetaName)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(b), old, new, 1)
+	if fix {
+		body := s[:strings.LastIndex(s, "checksum ")]
+		s = body + fmt.Sprintf("checksum %08x\n", crc32.ChecksumIEEE([]byte(body)))
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenRefusesBadState(t *testing.T) {
+	other := &shardfile.Format{Algorithm: signature.IEEE, Mode: signature.None}
+	tests := []struct {
+		name  string
+		break_ func(t *testing.T, dir string)
+		opts  *shardfile.Options
+		want  error
+		where string // the error must name this
+	}{
+		{"truncated shard", func(t *testing.T, dir string) {
+			os.Truncate(filepath.Join(dir, "7f"), 1<<20)
+		}, nil, shardfile.ErrShardSize, "/7f"},
+		{"grown shard", func(t *testing.T, dir string) {
+			os.Truncate(filepath.Join(dir, "00"), shardfile.ShardBytes+1)
+		}, nil, shardfile.ErrShardSize, "/00"},
+		{"missing shard", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "a0"))
+		}, nil, shardfile.ErrShardMissing, "/a0"},
+		{"shard is a directory", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "a1"))
+			os.Mkdir(filepath.Join(dir, "a1"), 0o755)
+		}, nil, shardfile.ErrShardSize, "/a1"},
+		{"future version", func(t *testing.T, dir string) {
+			rewriteMeta(t, dir, "urldedupd-state 1", "urldedupd-state 2", true)
+		}, nil, shardfile.ErrFormatVersion, shardfile.MetaName},
+		{"bad checksum", func(t *testing.T, dir string) {
+			rewriteMeta(t, dir, "normalize safe", "normalize none", false)
+		}, nil, shardfile.ErrMetaCorrupt, shardfile.MetaName},
+		{"unknown layout", func(t *testing.T, dir string) {
+			rewriteMeta(t, dir, "bitmap-1bit", "bloom-k3", true)
+		}, nil, shardfile.ErrLayout, shardfile.MetaName},
+		{"unknown signature", func(t *testing.T, dir string) {
+			rewriteMeta(t, dir, "signature crc32", "signature md5", true)
+		}, nil, shardfile.ErrLayout, shardfile.MetaName},
+		{"empty metadata", func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, shardfile.MetaName), nil, 0o644)
+		}, nil, shardfile.ErrMetaCorrupt, shardfile.MetaName},
+		{"format mismatch", func(t *testing.T, dir string) {}, &shardfile.Options{Format: other},
+			shardfile.ErrMetaMismatch, "normalize safe"},
+		{"shards without metadata", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, shardfile.MetaName))
+		}, &shardfile.Options{Create: true}, shardfile.ErrIncomplete, shardfile.MetaName},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := create(t, nil)
+			tt.break_(t, dir)
+			before := digest(t, dir)
+			d, err := shardfile.Open(dir, tt.opts)
+			if err == nil {
+				d.Close()
+				t.Fatal("Open succeeded")
+			}
+			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.where) {
+				t.Fatalf("Open error = %v; want %v naming %q", err, tt.want, tt.where)
+			}
+			if after := digest(t, dir); after != before {
+				t.Fatal("Open changed the state's files")
+			}
+		})
+	}
+}
+
+func TestOpenMissingAndNotDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "none")
+	if _, err := shardfile.Open(dir, nil); !errors.Is(err, shardfile.ErrNoState) {
+		t.Fatalf("missing dir: %v", err)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Fatal("Open without Create made the directory")
+	}
+	os.Mkdir(dir, 0o755)
+	if _, err := shardfile.Open(dir, nil); !errors.Is(err, shardfile.ErrNoState) {
+		t.Fatalf("empty dir: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	if _, err := shardfile.Open(file, &shardfile.Options{Create: true}); !errors.Is(err, shardfile.ErrNotDir) {
+		t.Fatalf("file: %v", err)
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	dir := create(t, nil)
+	d, err := shardfile.Open(dir, &shardfile.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if !d.ReadOnly() || d.Shard(3)[100] != 0 {
+		t.Fatal("read-only open")
+	}
+	if _, err := shardfile.Open(filepath.Join(t.TempDir(), "x"), &shardfile.Options{Create: true, ReadOnly: true}); !errors.Is(err, shardfile.ErrNoState) {
+		t.Fatalf("read-only create: %v", err)
+	}
+}
+
+// Many openers racing to create one state: one creates it, all open it.
+func TestConcurrentCreate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	created := 0
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := shardfile.Open(dir, &shardfile.Options{Create: true})
+			if err != nil {
+				errs <- err
+				return
+			}
+			mu.Lock()
+			if d.Created() {
+				created++
+			}
+			mu.Unlock()
+			time.Sleep(50 * time.Millisecond) // hold the shared lock a while
+			errs <- d.Close()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if created != 1 {
+		t.Fatalf("%d openers created the state", created)
+	}
+}
+
+// Creation needs the exclusive lock; a holder of it makes Open wait and
+// then fail with ErrLocked.
+func TestLockTimeout(t *testing.T) {
+	dir := create(t, nil)
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = shardfile.Open(dir, &shardfile.Options{LockTimeout: 100 * time.Millisecond})
+	if !errors.Is(err, shardfile.ErrLocked) {
+		t.Fatalf("Open under an exclusive lock: %v", err)
+	}
+	if time.Since(start) < 100*time.Millisecond {
+		t.Fatal("Open gave up before its timeout")
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	d, err := shardfile.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+}
+
+func TestFlushInterval(t *testing.T) {
+	dir := create(t, nil)
+	d, err := shardfile.Open(dir, &shardfile.Options{FlushInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Shard(0)[0] = 1
+	time.Sleep(50 * time.Millisecond)
+	if err := d.FlushError(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Sync(); !errors.Is(err, shardfile.ErrClosed) {
+		t.Fatalf("Sync after Close: %v", err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "00"))
+	if b[0] != 1 {
+		t.Fatal("write through the mapping not in the file")
+	}
+}

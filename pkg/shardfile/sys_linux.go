@@ -1,0 +1,48 @@
+package shardfile
+
+import (
+	"errors"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// flock takes a shared or exclusive lock on f, retrying a non-blocking
+// attempt until timeout; a negative timeout tries once.
+func flock(f *os.File, exclusive bool, timeout time.Duration) error {
+	how := unix.LOCK_SH
+	if exclusive {
+		how = unix.LOCK_EX
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			return err
+		}
+		if timeout < 0 || time.Now().After(deadline) {
+			return ErrLocked
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// allocate reserves size bytes of disk for f, so that writes through a
+// mapping never find the disk full.
+func allocate(f *os.File, size int64) error {
+	err := unix.Fallocate(int(f.Fd()), 0, 0, size)
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+		return f.Truncate(size)
+	}
+	return err
+}
+
+func adviseRandom(b []byte) { _ = unix.Madvise(b, unix.MADV_RANDOM) }
+
+func syncMap(b []byte) error { return unix.Msync(b, unix.MS_SYNC) }
+
+func isNoSpace(err error) bool { return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) }
