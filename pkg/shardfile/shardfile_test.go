@@ -122,11 +122,11 @@ func rewriteMeta(t *testing.T, dir, old, new string, fix bool) {
 func TestOpenRefusesBadState(t *testing.T) {
 	other := &shardfile.Format{Algorithm: signature.IEEE, Mode: signature.None}
 	tests := []struct {
-		name  string
+		name   string
 		break_ func(t *testing.T, dir string)
-		opts  *shardfile.Options
-		want  error
-		where string // the error must name this
+		opts   *shardfile.Options
+		want   error
+		where  string // the error must name this
 	}{
 		{"truncated shard", func(t *testing.T, dir string) {
 			os.Truncate(filepath.Join(dir, "7f"), 1<<20)
