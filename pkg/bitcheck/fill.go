@@ -31,7 +31,7 @@ func (s *Set) Fill() Fill {
 const Bits = float64(signature.Shards) * signature.BitsPerShard
 
 // Total returns the number of set bits.
-func (f *Fill) Total() uint64 {
+func (f Fill) Total() uint64 {
 	var t uint64
 	for _, n := range f.Shard {
 		t += n
@@ -42,11 +42,11 @@ func (f *Fill) Total() uint64 {
 // Ratio returns the fraction of bits set. It is also the chance that the
 // next new URL is wrongly reported as a duplicate: its signature's bit is
 // already set by another URL.
-func (f *Fill) Ratio() float64 { return float64(f.Total()) / Bits }
+func (f Fill) Ratio() float64 { return float64(f.Total()) / Bits }
 
 // Estimate returns the estimated number of distinct URLs that set the bits,
 // by linear counting: n ≈ −m·ln(1 − set/m). It is +Inf for a full bitmap.
-func (f *Fill) Estimate() float64 {
+func (f Fill) Estimate() float64 {
 	r := f.Ratio()
 	if r >= 1 {
 		return math.Inf(1)

@@ -165,18 +165,19 @@ func (d *Dir) checkNoShards() error {
 	return nil
 }
 
-// createShards creates the 256 shard files with their space allocated, so
-// that setting a bit later can never fail for lack of disk space (which
-// would be a SIGBUS on the mapping). On failure it removes what it made.
+// createShards creates the 256 shard files and writes their zeros to disk.
+// Real zeros, not a sparse or fallocated file: the blocks are then
+// allocated, so setting a bit through the mapping can never find the disk
+// full (a SIGBUS), and a first write to a page costs a plain page fault
+// instead of an extent conversion in the file system's journal (about 10 µs
+// a page on ext4). On failure it removes what it made.
 func createShards(dir string) error {
+	zeros := make([]byte, ShardBytes)
 	for i := 0; i < Shards; i++ {
 		p := filepath.Join(dir, ShardName(i))
 		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
-			err = allocate(f, ShardBytes)
-			if err == nil {
-				err = f.Sync()
-			}
+			_, err = f.Write(zeros)
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
@@ -189,7 +190,25 @@ func createShards(dir string) error {
 			return fmt.Errorf("shardfile: create %s: %w", p, noSpace(err))
 		}
 	}
+	// Sync after writing them all, so the kernel can write them back
+	// together.
+	for i := 0; i < Shards; i++ {
+		p := filepath.Join(dir, ShardName(i))
+		if err := syncFile(p); err != nil {
+			removeShards(dir, Shards)
+			return fmt.Errorf("shardfile: create %s: %w", p, noSpace(err))
+		}
+	}
 	return nil
+}
+
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	return errors.Join(err, f.Close())
 }
 
 func removeShards(dir string, n int) {

@@ -31,16 +31,6 @@ func flock(f *os.File, exclusive bool, timeout time.Duration) error {
 	}
 }
 
-// allocate reserves size bytes of disk for f, so that writes through a
-// mapping never find the disk full.
-func allocate(f *os.File, size int64) error {
-	err := unix.Fallocate(int(f.Fd()), 0, 0, size)
-	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
-		return f.Truncate(size)
-	}
-	return err
-}
-
 func adviseRandom(b []byte) { _ = unix.Madvise(b, unix.MADV_RANDOM) }
 
 func syncMap(b []byte) error { return unix.Msync(b, unix.MS_SYNC) }

@@ -11,8 +11,6 @@ import (
 // On other systems the state cannot be shared safely between processes.
 func flock(f *os.File, exclusive bool, timeout time.Duration) error { return errors.ErrUnsupported }
 
-func allocate(f *os.File, size int64) error { return f.Truncate(size) }
-
 func adviseRandom(b []byte) {}
 
 func syncMap(b []byte) error { return errors.ErrUnsupported }
