@@ -4,8 +4,13 @@ go 1.26.8
 
 require (
 	github.com/edsrzf/mmap-go v1.2.0
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.49.0
 )
 
-require golang.org/x/text v0.43.0 // indirect
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+)

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
+)
+
+func newCheckCommand(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check URL...",
+		Short: "Tell whether each URL has been seen, without recording it",
+		Long: `Print "new" or "dup", a tab and the URL, for each URL, without setting any
+bit. The state is opened read-only, so check also works on a state the user
+cannot write. A state that does not exist yet counts every URL as new.`,
+		Example: `  urldedupd check https://example.com/ 'http://Example.com:80/a/../'`,
+		Args:    usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCheck(g, args, cmd.OutOrStdout())
+		},
+	}
+}
+
+func runCheck(g *globalOptions, urls []string, out io.Writer) error {
+	st, err := openState(g, &shardfile.Options{ReadOnly: true})
+	if errors.Is(err, shardfile.ErrNoState) {
+		st = nil // nothing recorded yet: everything is new
+	} else if err != nil {
+		return err
+	} else {
+		defer st.Close()
+	}
+	for _, u := range urls {
+		verdict := "new"
+		if st != nil {
+			if sig, _ := st.signer.Sign([]byte(u)); st.set.Test(sig) {
+				verdict = "dup"
+			}
+		}
+		if _, err := fmt.Fprintf(out, "%s\t%s\n", verdict, u); err != nil {
+			return err
+		}
+	}
+	return nil
+}

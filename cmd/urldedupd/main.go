@@ -1,0 +1,21 @@
+// Command urldedupd tells whether a URL has been seen before, at line rate
+// and across restarts, with one bit per URL in memory-mapped shard files.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCommand().ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "urldedupd:", err)
+	}
+	os.Exit(exitCode(err))
+}

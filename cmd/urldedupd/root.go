@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+type globalOptions struct {
+	dir string
+}
+
+// defaultDir is $URLDEDUPD_DIR, else $XDG_STATE_HOME/urldedupd, else
+// ~/.local/state/urldedupd.
+func defaultDir() string {
+	if d := os.Getenv("URLDEDUPD_DIR"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "urldedupd")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "urldedupd")
+	}
+	return "urldedupd-state"
+}
+
+func newRootCommand() *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{
+		Use:   "urldedupd",
+		Short: "Tell whether a URL has been seen before, at line rate and across restarts",
+		Long: `urldedupd keeps one bit per URL signature (CRC32 of the normalized URL) in
+256 memory-mapped shard files of 2 MiB each (patent CN102693315A). Any number
+of local processes share the same state; it persists across restarts.
+
+The state directory is --dir, else $URLDEDUPD_DIR, else
+$XDG_STATE_HOME/urldedupd, else ~/.local/state/urldedupd.`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVarP(&g.dir, "dir", "d", defaultDir(),
+		"state directory (default: $URLDEDUPD_DIR, $XDG_STATE_HOME/urldedupd or ~/.local/state/urldedupd)")
+	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(newInitCommand(g), newFilterCommand(g), newCheckCommand(g), newStatsCommand(g))
+	return root
+}
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitError    = 1
+	exitUsage    = 2
+	exitBadState = 3
+	exitLocked   = 4
+	exitSignal   = 130
+)
+
+var errUsage = errors.New("usage")
+
+func exitCode(err error) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, context.Canceled):
+		return exitSignal
+	case errors.Is(err, shardfile.ErrLocked):
+		return exitLocked
+	case errors.Is(err, shardfile.ErrNoState), errors.Is(err, shardfile.ErrNotDir),
+		errors.Is(err, shardfile.ErrIncomplete), errors.Is(err, shardfile.ErrMetaCorrupt),
+		errors.Is(err, shardfile.ErrFormatVersion), errors.Is(err, shardfile.ErrLayout),
+		errors.Is(err, shardfile.ErrMetaMismatch), errors.Is(err, shardfile.ErrShardMissing),
+		errors.Is(err, shardfile.ErrShardSize):
+		return exitBadState
+	case errors.Is(err, errUsage):
+		return exitUsage
+	}
+	return exitError
+}

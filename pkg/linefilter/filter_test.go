@@ -1,0 +1,152 @@
+package linefilter_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/linefilter"
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/signature"
+)
+
+func newSet(t testing.TB) *bitcheck.Set {
+	t.Helper()
+	d, err := shardfile.Open(filepath.Join(t.TempDir(), "s"), &shardfile.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return bitcheck.New(d)
+}
+
+type warning struct {
+	name string
+	line uint64
+}
+
+func run(t *testing.T, set *bitcheck.Set, f linefilter.Filter, input string, oneByte bool) (string, []warning) {
+	t.Helper()
+	var warns []warning
+	f.Set, f.Signer = set, signature.NewSigner(signature.IEEE, signature.Safe)
+	f.Warn = func(name string, line uint64, msg string) { warns = append(warns, warning{name, line}) }
+	var out bytes.Buffer
+	r := iotestReader(input, oneByte)
+	if err := f.Run(context.Background(), &out, r, "in.txt"); err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), warns
+}
+
+func iotestReader(s string, oneByte bool) interface{ Read([]byte) (int, error) } {
+	if oneByte {
+		return iotest.OneByteReader(strings.NewReader(s))
+	}
+	return strings.NewReader(s)
+}
+
+func TestFilterOutputs(t *testing.T) {
+	input := "http://a.com/1\nHTTP://A.COM:80/1\r\n\n  \nhttp://b.com/\nhttp://a.com/1#x\nnot a url %zz\nnot a url %zz"
+	tests := []struct {
+		name string
+		f    linefilter.Filter
+		want string
+	}{
+		{"new", linefilter.Filter{}, "http://a.com/1\nhttp://b.com/\nnot a url %zz\n"},
+		{"dups", linefilter.Filter{Output: linefilter.Dups}, "HTTP://A.COM:80/1\nhttp://a.com/1#x\nnot a url %zz\n"},
+		{"mark", linefilter.Filter{Output: linefilter.Mark},
+			"new\thttp://a.com/1\ndup\tHTTP://A.COM:80/1\nnew\thttp://b.com/\ndup\thttp://a.com/1#x\nnew\tnot a url %zz\ndup\tnot a url %zz\n"},
+	}
+	for _, tt := range tests {
+		for _, oneByte := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/onebyte=%v", tt.name, oneByte), func(t *testing.T) {
+				f := tt.f
+				got, _ := run(t, newSet(t), f, input, oneByte)
+				if got != tt.want {
+					t.Fatalf("got\n%q\nwant\n%q", got, tt.want)
+				}
+			})
+		}
+	}
+}
+
+func TestFilterStatsAndLongLines(t *testing.T) {
+	long := "http://x.com/" + strings.Repeat("a", 100)
+	input := "http://a.com/\n" + long + "\n\nhttp://b.com/\n" + long + "\nhttp://a.com/"
+	for _, oneByte := range []bool{false, true} {
+		f := linefilter.Filter{MaxLine: 64}
+		var warns []warning
+		set := newSet(t)
+		f.Set, f.Signer = set, signature.NewSigner(signature.IEEE, signature.Safe)
+		f.Warn = func(name string, line uint64, msg string) { warns = append(warns, warning{name, line}) }
+		var out bytes.Buffer
+		if err := f.Run(context.Background(), &out, iotestReader(input, oneByte), "in.txt"); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != "http://a.com/\nhttp://b.com/\n" {
+			t.Fatalf("output %q", out.String())
+		}
+		want := []warning{{"in.txt", 2}, {"in.txt", 5}}
+		if fmt.Sprint(warns) != fmt.Sprint(want) {
+			t.Fatalf("warnings %v, want %v", warns, want)
+		}
+		s := f.Stats
+		if s.Lines != 6 || s.New != 2 || s.Dup != 1 || s.Empty != 1 || s.TooLong != 2 || s.Invalid != 0 {
+			t.Fatalf("stats %+v", s)
+		}
+	}
+}
+
+// Lines longer than the read block still split right, and an over-long
+// line spanning many blocks is skipped whole.
+func TestFilterBlockBoundaries(t *testing.T) {
+	var in strings.Builder
+	for i := range 200000 {
+		fmt.Fprintf(&in, "http://example.com/page/%d\n", i%150000)
+	}
+	in.WriteString(strings.Repeat("z", 3<<20) + "\nhttp://last.example/\n")
+	f := linefilter.Filter{}
+	got, warns := run(t, newSet(t), f, in.String(), false)
+	if n := strings.Count(got, "\n"); n != 150001 {
+		t.Fatalf("%d lines out, want 150001", n)
+	}
+	if len(warns) != 1 || warns[0].line != 200001 {
+		t.Fatalf("warnings %v", warns)
+	}
+	if !strings.HasSuffix(got, "http://example.com/page/149999\nhttp://last.example/\n") {
+		t.Fatalf("tail %q", got[len(got)-60:])
+	}
+}
+
+func TestFilterDryRun(t *testing.T) {
+	set := newSet(t)
+	got, _ := run(t, set, linefilter.Filter{DryRun: true}, "http://a/\nhttp://a/\n", false)
+	if got != "http://a/\nhttp://a/\n" || set.Fill().Total() != 0 {
+		t.Fatalf("dry run: %q, %d bits set", got, set.Fill().Total())
+	}
+}
+
+func TestFilterAllocations(t *testing.T) {
+	set := newSet(t)
+	var in strings.Builder
+	for i := range 10000 {
+		fmt.Fprintf(&in, "http://example.com/%d\n", i)
+	}
+	data := in.String()
+	f := &linefilter.Filter{Set: set, Signer: signature.NewSigner(signature.IEEE, signature.Safe)}
+	var out bytes.Buffer
+	out.Grow(1 << 20)
+	f.Run(context.Background(), &out, strings.NewReader(data), "x") // grow buffers once
+	n := testing.AllocsPerRun(10, func() {
+		out.Reset()
+		f.Run(context.Background(), &out, strings.NewReader(data), "x")
+	})
+	if n > 2 { // the strings.Reader; nothing per line
+		t.Fatalf("%v allocations for 10,000 lines", n)
+	}
+}
