@@ -21,7 +21,7 @@ type state struct {
 func openState(g *globalOptions, opts *shardfile.Options) (*state, error) {
 	d, err := shardfile.Open(g.dir, opts)
 	if err != nil {
-		if errors.Is(err, fs.ErrPermission) {
+		if errors.Is(err, fs.ErrPermission) && !opts.ReadOnly {
 			err = fmt.Errorf("%w (state %s is not writable by this user; commands that only read, like check and stats, can use it)", err, g.dir)
 		}
 		return nil, err

@@ -162,7 +162,10 @@ func writeMeta(dir string, dirf *os.File, m Meta) (err error) {
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	_, err = tmp.Write(data)
+	err = tmp.Chmod(0o644) // CreateTemp makes 0600; the shards are 0644
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
 	if err == nil {
 		err = tmp.Sync()
 	}

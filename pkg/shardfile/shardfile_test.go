@@ -303,3 +303,15 @@ func TestFlushInterval(t *testing.T) {
 		t.Fatal("write through the mapping not in the file")
 	}
 }
+
+// Other users (a crawler's account, a monitoring agent) must be able to
+// read a state: every file is created 0644.
+func TestFileModes(t *testing.T) {
+	dir := create(t, nil)
+	for _, name := range []string{shardfile.MetaName, "00", "ff"} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s: mode %v, %v", name, fi.Mode(), err)
+		}
+	}
+}

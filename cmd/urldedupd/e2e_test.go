@@ -1,0 +1,199 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "urldedupd-bin-")
+	if err != nil {
+		panic(err)
+	}
+	os.Chmod(dir, 0o755) // the read-only test runs it as nobody
+	binary = filepath.Join(dir, "urldedupd")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// urls writes n lines to a file: URL ids drawn by pick, already in normal
+// form so that their signature is the CRC32 of the line.
+func writeURLs(t *testing.T, path string, n int, pick func(i int) int) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	for i := range n {
+		id := pick(i)
+		fmt.Fprintf(w, "http://host%d.example.com/path/page-%d.html\n", id%997, id)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// Four filter processes at once on overlapping inputs (4 x 1M lines, half
+// of each drawn from a pool all four share) against one state that none of
+// them has created yet: every distinct signature comes out exactly once.
+func TestFilterExactlyOnceAcrossProcesses(t *testing.T) {
+	tmp := t.TempDir()
+	state := filepath.Join(tmp, "state")
+	const procs, lines, shared = 4, 1_000_000, 300_000
+	inputs := make([]string, procs)
+	want := map[uint32]bool{} // computed here with hash/crc32, independently of the product
+	for p := range procs {
+		inputs[p] = filepath.Join(tmp, fmt.Sprintf("in%d.txt", p))
+		rng := rand.New(rand.NewPCG(uint64(p), 99))
+		writeURLs(t, inputs[p], lines, func(i int) int {
+			if i%2 == 0 {
+				return rng.IntN(shared) // the shared pool, with repeats
+			}
+			return (p+1)*10_000_000 + rng.IntN(lines) // this process's own
+		})
+		data, _ := os.ReadFile(inputs[p])
+		for _, l := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+			want[crc32.ChecksumIEEE(l)] = true
+		}
+	}
+	outs := make([][]byte, procs)
+	errs := make([]error, procs)
+	var wg sync.WaitGroup
+	for p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(binary, "--dir", state, "filter", inputs[p])
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			outs[p], errs[p] = cmd.Output()
+			if errs[p] != nil {
+				errs[p] = fmt.Errorf("%v: %s", errs[p], stderr.String())
+			}
+		}()
+	}
+	wg.Wait()
+	got := map[uint32]int{}
+	for p := range procs {
+		if errs[p] != nil {
+			t.Fatalf("process %d: %v", p, errs[p])
+		}
+		for _, l := range bytes.Split(bytes.TrimSuffix(outs[p], []byte("\n")), []byte("\n")) {
+			got[crc32.ChecksumIEEE(l)]++
+		}
+	}
+	for sig, n := range got {
+		if n != 1 {
+			t.Fatalf("signature %08x printed %d times", sig, n)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d distinct signatures printed, want %d", len(got), len(want))
+	}
+	for sig := range want {
+		if got[sig] != 1 {
+			t.Fatalf("signature %08x never printed", sig)
+		}
+	}
+	t.Logf("%d processes x %d lines: %d distinct signatures, each printed once", procs, lines, len(want))
+}
+
+// A filter fed 1M URLs through a pipe is killed with SIGKILL at a random
+// point; every URL it had printed as new is a duplicate afterwards.
+func TestFilterSurvivesSIGKILL(t *testing.T) {
+	tmp := t.TempDir()
+	state := filepath.Join(tmp, "state")
+	if out, err := exec.Command(binary, "--dir", state, "init").CombinedOutput(); err != nil {
+		t.Fatalf("init: %v %s", err, out)
+	}
+	cmd := exec.Command(binary, "--dir", state, "filter")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	printed := make(chan []string, 1)
+	go func() {
+		var got []string
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			got = append(got, sc.Text())
+		}
+		printed <- got
+	}()
+	// Write 1M lines while the filter works; kill it at a random moment.
+	written := make(chan int, 1)
+	go func() {
+		w := bufio.NewWriter(stdin)
+		i := 0
+		for ; i < 1_000_000; i++ {
+			if _, err := fmt.Fprintf(w, "http://kill.example.com/%d\n", i); err != nil {
+				break // the pipe broke: killed
+			}
+		}
+		w.Flush()
+		stdin.Close()
+		written <- i
+	}()
+	time.Sleep(time.Duration(100+rand.IntN(400)) * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	killAt := <-written
+	got := <-printed
+	if len(got) == 0 {
+		t.Fatal("nothing printed before the kill")
+	}
+	check := exec.Command(binary, "--dir", state, "filter", "--dry-run", "--mark")
+	check.Stdin = strings.NewReader(strings.Join(got, "\n") + "\n")
+	out, err := check.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	marks := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(marks) != len(got) {
+		t.Fatalf("%d verdicts for %d URLs", len(marks), len(got))
+	}
+	for _, m := range marks {
+		if !strings.HasPrefix(m, "dup\t") {
+			t.Fatalf("after SIGKILL: %q (of %d printed, killed at line %d)", m, len(got), killAt)
+		}
+	}
+	t.Logf("killed after %d lines written; %d printed, all dup after restart", killAt, len(got))
+}
+
+func run(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Stdin = stdin
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
