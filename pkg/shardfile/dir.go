@@ -280,6 +280,8 @@ func mapShard(f *os.File, path string, prot int) (mmap.MMap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shardfile: map %s: %w", path, err)
 	}
-	adviseRandom(m)
+	// No MADV_RANDOM (bbolt's advice for sparse B-tree pages): this bitmap
+	// is dense, and with readahead off a cold state costs one 4 KiB disk
+	// read per first touch (3.6 s instead of 0.8 s for 75,012 URLs).
 	return m, nil
 }

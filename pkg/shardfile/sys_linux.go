@@ -31,8 +31,6 @@ func flock(f *os.File, exclusive bool, timeout time.Duration) error {
 	}
 }
 
-func adviseRandom(b []byte) { _ = unix.Madvise(b, unix.MADV_RANDOM) }
-
 func syncMap(b []byte) error { return unix.Msync(b, unix.MS_SYNC) }
 
 func isNoSpace(err error) bool { return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) }

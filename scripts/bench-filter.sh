@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Times `urldedupd filter` against its peers on one deterministic URL file,
+# all in the same run: mawk '!seen[$0]++', LC_ALL=C sort -u, a Python set
+# filter, and the floor (read lines + CRC32 only). Then the patent's own
+# experiment: two passes over 75,012 URLs.
+#
+# Usage: scripts/bench-filter.sh [LINES]   (default 10000000)
+# Output: a markdown table on stdout, ready for docs/BENCHMARKS.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+lines=${1:-10000000}
+
+need=()
+command -v mawk >/dev/null || need+=(mawk)
+[ -x /usr/bin/time ] || need+=(time)
+command -v python3 >/dev/null || need+=(python3)
+if [ ${#need[@]} -gt 0 ]; then
+  apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+work=$(mktemp -d /var/tmp/urldedupd-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/urldedupd" ./cmd/urldedupd
+go build -o "$work/genurls" ./scripts/genurls
+go build -o "$work/crcfloor" ./scripts/crcfloor
+"$work/genurls" -n "$lines" > "$work/urls.txt"
+"$work/genurls" -n 75012 -seed 7 > "$work/patent.txt"
+cat > "$work/setfilter.py" <<'PY'
+import sys
+seen = set()
+out = sys.stdout
+for line in sys.stdin:
+    if line not in seen:
+        seen.add(line)
+        out.write(line)
+PY
+cat "$work/urls.txt" > /dev/null # into the page cache
+distinct=$(LC_ALL=C sort -u "$work/urls.txt" | wc -l)
+
+# measure NAME CMD...: prints a table row; stdout of CMD goes to $work/out.
+measure() {
+  local name=$1; shift
+  /usr/bin/time -f "%e %M" -o "$work/time" "$@" > "$work/out" 2>/dev/null
+  read -r secs kb < "$work/time"
+  printf '| %s | %s | %d | %d |\n' "$name" "$secs" $((kb / 1024)) "$(wc -l < "$work/out")"
+}
+
+echo "Input: $lines lines, $(du -m "$work/urls.txt" | cut -f1) MB, $distinct distinct; $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u +%F)"
+echo
+echo "| command | seconds | peak RSS (MiB) | lines out |"
+echo "|---|---|---|---|"
+measure "floor: read + CRC32 (scripts/crcfloor)" sh -c "'$work/crcfloor' < '$work/urls.txt'"
+for mode in safe none; do
+  rm -rf "$work/state"; "$work/urldedupd" --dir "$work/state" init --normalize $mode > /dev/null
+  measure "urldedupd filter (normalize $mode, new state)" "$work/urldedupd" --dir "$work/state" filter "$work/urls.txt"
+  measure "urldedupd filter (normalize $mode, second run: all dup)" "$work/urldedupd" --dir "$work/state" filter "$work/urls.txt"
+done
+measure "mawk '!seen[\$0]++'" mawk '!seen[$0]++' "$work/urls.txt"
+measure "LC_ALL=C sort -u" env LC_ALL=C sort -u "$work/urls.txt"
+measure "python3 set filter" sh -c "python3 '$work/setfilter.py' < '$work/urls.txt'"
+
+echo
+echo "Patent experiment: 75,012 URLs, two passes (ms, wall clock of the whole command)"
+echo
+echo "| case | pass 1 | pass 2 |"
+echo "|---|---|---|"
+ms() { local s e; s=$(date +%s%N); "$@" > /dev/null; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
+rm -rf "$work/p"; t0=$(ms "$work/urldedupd" --dir "$work/p" init)
+p1=$(ms "$work/urldedupd" --dir "$work/p" filter "$work/patent.txt"); p2=$(ms "$work/urldedupd" --dir "$work/p" filter "$work/patent.txt")
+echo "| fresh state (init took $t0 ms) | $p1 | $p2 |"
+rm -rf "$work/p"; "$work/urldedupd" --dir "$work/p" init > /dev/null
+if sync && echo 3 > /proc/sys/vm/drop_caches 2>/dev/null; then
+  p1=$(ms "$work/urldedupd" --dir "$work/p" filter "$work/patent.txt"); p2=$(ms "$work/urldedupd" --dir "$work/p" filter "$work/patent.txt")
+  echo "| existing state, cold page cache | $p1 | $p2 |"
+fi
+p1=$(ms mawk '!seen[$0]++' "$work/patent.txt")
+echo "| mawk, for scale | $p1 | |"
