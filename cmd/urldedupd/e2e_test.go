@@ -197,3 +197,71 @@ func run(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string, 
 	}
 	return o.String(), e.String(), code
 }
+
+// SIGINT: a filter waiting on an idle pipe stops at its next read with exit
+// code 130 and all decided output written; a second SIGINT ends it at once.
+func TestFilterSIGINT(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	if out, err := exec.Command(binary, "--dir", state, "init").CombinedOutput(); err != nil {
+		t.Fatalf("init: %v %s", err, out)
+	}
+	for _, second := range []bool{false, true} {
+		cmd := exec.Command(binary, "--dir", state, "filter", "--mark")
+		stdin, _ := cmd.StdinPipe()
+		out := &lockedBuffer{}
+		cmd.Stdout = out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(stdin, "http://sigint.example/%v\n", second)
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(out.String(), "sigint") && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond) // the line is answered while the pipe stays open
+		}
+		cmd.Process.Signal(syscall.SIGINT)
+		time.Sleep(100 * time.Millisecond)
+		if second {
+			cmd.Process.Signal(syscall.SIGINT)
+		} else {
+			fmt.Fprintln(stdin, "http://after.example/")
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Fatal("filter did not stop after SIGINT")
+		}
+		stdin.Close()
+		ee, ok := err.(*exec.ExitError)
+		if !second && (!ok || ee.ExitCode() != 130) {
+			t.Fatalf("first SIGINT: %v, want exit 130", err)
+		}
+		if second && (!ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT) {
+			t.Fatalf("second SIGINT: %v, want killed by SIGINT", err)
+		}
+		if want := fmt.Sprintf("new\thttp://sigint.example/%v\n", second); !strings.HasPrefix(out.String(), want) {
+			t.Fatalf("output %q, want %q first", out.String(), want)
+		}
+	}
+}
+
+// lockedBuffer is written by exec's copying goroutine and read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

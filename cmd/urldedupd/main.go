@@ -12,6 +12,13 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first signal asks for a clean stop; restoring the default
+		// makes a second one end the process at once (a read from an idle
+		// terminal does not see the context).
+		<-ctx.Done()
+		stop()
+	}()
 	err := newRootCommand().ExecuteContext(ctx)
 	stop()
 	if err != nil {

@@ -1,0 +1,52 @@
+# urldedupd: `make demo` shows the main job on a fresh machine; `make test`
+# installs what the tests need and runs them all.
+GO      ?= go
+BIN     := bin/urldedupd
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+.PHONY: build test race bench fuzz lint demo deps clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/urldedupd
+
+# Tools the tests need beyond Go, installed from Debian when missing.
+deps:
+	@bash scripts/install-deps.sh
+
+test: deps
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -race -timeout 30m ./pkg/...
+
+race:
+	$(GO) test -count=1 -race ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+	bash scripts/bench-filter.sh
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzCanonical -fuzztime 60s ./pkg/signature
+
+lint:
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+
+# The main job on a temporary state: the first pass prints each distinct URL
+# once (equivalent spellings count once), the second prints nothing because
+# the state persisted.
+demo: build
+	@dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
+	echo "== state in $$dir/state"; \
+	echo "== first pass: new URLs of testdata/demo-urls.txt"; \
+	$(BIN) --dir $$dir/state filter -v testdata/demo-urls.txt; \
+	echo "== second pass: nothing is new any more"; \
+	$(BIN) --dir $$dir/state filter -v testdata/demo-urls.txt; \
+	echo "== check"; \
+	$(BIN) --dir $$dir/state check http://EXAMPLE.com/new-page http://example.com/never-seen; \
+	echo "== stats"; \
+	$(BIN) --dir $$dir/state stats | head -6
+
+clean:
+	rm -rf bin

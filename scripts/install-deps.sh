@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs, from Debian's packages, the tools the tests use that a fresh
+# machine may lack. Each entry: a command to look for, and its package.
+set -euo pipefail
+need=()
+for pair in chmod:coreutils; do
+  cmd=${pair%%:*} pkg=${pair#*:}
+  command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing: ${need[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+fi
