@@ -1,9 +1,7 @@
 package linefilter
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
@@ -25,11 +23,6 @@ const (
 // DefaultMaxLine is the longest line a Filter accepts by default.
 const DefaultMaxLine = 64 << 10
 
-const (
-	batchSize = 1024
-	blockSize = 1 << 20
-)
-
 // Stats counts what a Filter has read.
 type Stats struct {
 	Lines   uint64 // lines read, of every kind
@@ -40,8 +33,20 @@ type Stats struct {
 	Invalid uint64 // lines that are not URLs; signed raw and decided
 }
 
+func (s *Stats) add(o Stats) {
+	s.Lines += o.Lines
+	s.New += o.New
+	s.Dup += o.Dup
+	s.Empty += o.Empty
+	s.TooLong += o.TooLong
+	s.Invalid += o.Invalid
+}
+
 // Filter decides URL lines against a Set and writes the chosen ones.
-// A Filter is not safe for concurrent use; several Filters may share a Set.
+//
+// Run uses two goroutines: one reads, splits and signs blocks of input, the
+// calling one decides and writes them in order. A Filter is not safe for
+// concurrent use; several Filters may share a Set.
 type Filter struct {
 	Set    *bitcheck.Set
 	Signer *signature.Signer
@@ -52,134 +57,91 @@ type Filter struct {
 	// means DefaultMaxLine.
 	MaxLine int
 	// Warn, when set, is told about every skipped line, with where it was.
+	// It is called from Run's reading goroutine.
 	Warn func(name string, line uint64, msg string)
 
+	// Stats accumulates over every Run.
 	Stats Stats
 
-	buf   []byte
-	lines [batchSize][]byte
-	sigs  [batchSize]signature.Signature
-	seen  [batchSize]bool
-	n     int
+	blocks []*block
+	seen   [batchSize]bool
 }
+
+const (
+	batchSize = 1024
+	blockSize = 1 << 20
+	nblocks   = 3 // one being read, one being decided, one spare
+)
 
 type flusher interface{ Flush() error }
 
 // Run reads r to its end (or until ctx is done), writing the chosen lines
 // to w. name is used in warnings ("-" for standard input). When w has a
-// Flush method, Run calls it whenever r has no more data for the moment.
+// Flush method, Run calls it whenever r has no more data for the moment, so
+// that a filter in a pipeline answers as lines arrive.
 func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string) error {
 	max := f.MaxLine
 	if max <= 0 {
 		max = DefaultMaxLine
 	}
-	if len(f.buf) < 2*max+2 {
-		f.buf = make([]byte, maxInt(blockSize, 2*max+2))
+	f.allocBlocks(max)
+	rd := &reader{r: r, name: name, max: max, signer: f.Signer, warn: f.Warn,
+		free: make(chan *block, nblocks), full: make(chan *block, nblocks), stop: make(chan struct{})}
+	for _, b := range f.blocks {
+		rd.free <- b
 	}
-	var (
-		filled   int
-		skipping bool   // inside an over-long line
-		lineNo   uint64 // of the last complete line
-		eof      bool
-	)
-	for !eof {
-		if err := ctx.Err(); err != nil {
+	go rd.run(ctx)
+	defer close(rd.stop)
+	for b := range rd.full {
+		if err := f.decide(w, b); err != nil {
 			return err
 		}
-		n, err := r.Read(f.buf[filled:])
-		filled += n
-		switch {
-		case err == io.EOF:
-			eof = true
-		case err != nil:
-			return fmt.Errorf("read %s: %w", name, err)
+		if b.err != nil || b.last {
+			f.Stats.add(b.stats)
+			return b.err
 		}
-		// A short read means the input (a pipe, a terminal) has nothing
-		// more for now: what was decided goes out, so that a filter in a
-		// pipeline answers as lines arrive.
-		drained := filled < len(f.buf)
-		data := f.buf[:filled]
-		for {
-			i := bytes.IndexByte(data, '\n')
-			if i < 0 {
-				break
-			}
-			lineNo++
-			if skipping {
-				skipping = false
-			} else if err := f.add(w, data[:i], name, lineNo, max); err != nil {
-				return err
-			}
-			data = data[i+1:]
-		}
-		if eof && len(data) > 0 && !skipping { // last line without newline
-			lineNo++
-			if err := f.add(w, data, name, lineNo, max); err != nil {
-				return err
-			}
-			data = nil
-		}
-		if err := f.flush(w); err != nil { // lines alias f.buf
-			return err
-		}
-		if fl, ok := w.(flusher); ok && drained {
-			if err := fl.Flush(); err != nil {
-				return err
-			}
-		}
-		if len(data) > max && !skipping {
-			f.skip(name, lineNo+1, fmt.Sprintf("line longer than %d bytes, skipped", max))
-			skipping = true
-		}
-		if skipping {
-			data = nil
-		}
-		filled = copy(f.buf, data)
+		rd.free <- b
 	}
 	return nil
 }
 
-func (f *Filter) skip(name string, line uint64, msg string) {
-	f.Stats.Lines++
-	f.Stats.TooLong++
-	if f.Warn != nil {
-		f.Warn(name, line, msg)
+func (f *Filter) allocBlocks(max int) {
+	size := maxInt(blockSize, 2*max+2)
+	if len(f.blocks) == nblocks && len(f.blocks[0].buf) >= size {
+		return
+	}
+	f.blocks = f.blocks[:0]
+	for range nblocks {
+		f.blocks = append(f.blocks, &block{buf: make([]byte, size)})
 	}
 }
 
-// add queues one line, without its newline.
-func (f *Filter) add(w io.Writer, line []byte, name string, no uint64, max int) error {
-	if len(line) > 0 && line[len(line)-1] == '\r' {
-		line = line[:len(line)-1]
-	}
-	if len(line) > max {
-		f.skip(name, no, fmt.Sprintf("line longer than %d bytes, skipped", max))
-		return nil
-	}
-	f.Stats.Lines++
-	if isBlank(line) {
-		f.Stats.Empty++
-		return nil
-	}
-	sig, ok := f.Signer.Sign(line)
-	if !ok {
-		f.Stats.Invalid++
-	}
-	f.lines[f.n], f.sigs[f.n] = line, sig
-	f.n++
-	if f.n == batchSize {
-		return f.flush(w)
-	}
-	return nil
-}
-
-func isBlank(b []byte) bool {
-	for _, c := range b {
-		if c != ' ' && c != '\t' {
-			return false
+// decide tests and sets the block's signatures a batch at a time and
+// writes the chosen lines.
+func (f *Filter) decide(w io.Writer, b *block) error {
+	for start := 0; start < len(b.sigs); start += batchSize {
+		end := min(start+batchSize, len(b.sigs))
+		sigs, seen := b.sigs[start:end], f.seen[:end-start]
+		if f.DryRun {
+			f.Set.TestBatch(sigs, seen)
+		} else {
+			f.Set.TestAndSetBatch(sigs, seen)
+		}
+		for i, line := range b.lines[start:end] {
+			if seen[i] {
+				f.Stats.Dup++
+			} else {
+				f.Stats.New++
+			}
+			if err := f.write(w, line, seen[i]); err != nil {
+				return err
+			}
 		}
 	}
-	return true
+	if fl, ok := w.(flusher); ok && b.drained {
+		return fl.Flush()
+	}
+	return nil
 }
 
 var (
@@ -187,31 +149,6 @@ var (
 	prefixDup = []byte("dup\t")
 	newline   = []byte("\n")
 )
-
-// flush decides the queued lines and writes the chosen ones.
-func (f *Filter) flush(w io.Writer) error {
-	if f.n == 0 {
-		return nil
-	}
-	sigs, seen := f.sigs[:f.n], f.seen[:f.n]
-	if f.DryRun {
-		f.Set.TestBatch(sigs, seen)
-	} else {
-		f.Set.TestAndSetBatch(sigs, seen)
-	}
-	for i, line := range f.lines[:f.n] {
-		if seen[i] {
-			f.Stats.Dup++
-		} else {
-			f.Stats.New++
-		}
-		if err := f.write(w, line, seen[i]); err != nil {
-			return err
-		}
-	}
-	f.n = 0
-	return nil
-}
 
 func (f *Filter) write(w io.Writer, line []byte, seen bool) error {
 	switch {
