@@ -11,6 +11,7 @@ require (
 )
 
 require (
+	github.com/gopacket/gopacket v1.7.7 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )

@@ -1,0 +1,366 @@
+package capture
+
+import (
+	"bytes"
+)
+
+// reqParser finds HTTP/1.x requests in one client-to-server byte stream,
+// fed in order. It keeps only what a request needs (method, target, Host)
+// and skips bodies by Content-Length or chunked encoding, so the next
+// pipelined request is found. Junk between requests is skipped line by
+// line; after a gap it resynchronises at the next request line.
+type reqParser struct {
+	state    parseState
+	maxLine  int
+	line     []byte // a line split across segments
+	overflow bool   // discarding the rest of an over-long line
+	req      []byte // method, target and host, back to back
+	method   int    // req[:method]
+	target   int    // req[method:target]
+	host     int    // req[target:host]; 0 when no Host header
+	version  byte   // minor version: HTTP/1.version
+	hdrBytes int
+	hasHost  bool
+	chunked  bool
+	bodyLeft int64
+	junk     bool // inside a run of junk lines (counted once)
+	r        request
+
+	// counters, read by the assembler
+	errors uint64
+}
+
+type parseState uint8
+
+const (
+	stRequest   parseState = iota // expecting a request line
+	stHeaders                     // inside the header section
+	stBody                        // skipping bodyLeft bytes
+	stChunkSize                   // expecting a chunk-size line
+	stChunkData                   // skipping a chunk's bytes
+	stChunkEnd                    // expecting the CRLF after a chunk
+	stTrailers                    // inside the trailer section
+)
+
+const maxHeaderBytes = 64 << 10
+
+// request is what the parser hands to emit; its slices alias the parser's
+// buffer and are valid only during the call.
+type request struct {
+	method, target, host []byte
+	hasHost              bool
+	minor                byte
+}
+
+func newReqParser(maxLine int) *reqParser { return &reqParser{maxLine: maxLine} }
+
+// feed parses data, calling emit for every request whose header section
+// ends in it.
+func (p *reqParser) feed(data []byte, emit func(*request)) {
+	for len(data) > 0 {
+		if p.state == stBody || p.state == stChunkData {
+			n := int64(len(data))
+			if n > p.bodyLeft {
+				n = p.bodyLeft
+			}
+			data = data[n:]
+			p.bodyLeft -= n
+			if p.bodyLeft == 0 {
+				if p.state == stBody {
+					p.state = stRequest
+				} else {
+					p.state = stChunkEnd
+				}
+			}
+			continue
+		}
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			p.keep(data)
+			return
+		}
+		line := data[:i]
+		data = data[i+1:]
+		if p.overflow {
+			p.overflow = false
+			p.line = p.line[:0]
+			p.lineTooLong()
+			continue
+		}
+		if len(p.line) > 0 {
+			if len(p.line)+len(line) > p.maxLine {
+				p.line = p.line[:0]
+				p.lineTooLong()
+				continue
+			}
+			p.line = append(p.line, line...)
+			line = p.line
+			p.line = p.line[:0] // line stays valid until the next keep
+		}
+		if len(line) > p.maxLine {
+			p.lineTooLong()
+			continue
+		}
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		p.handle(line, emit)
+	}
+}
+
+// keep holds a partial line until its end arrives.
+func (p *reqParser) keep(data []byte) {
+	if p.overflow {
+		return
+	}
+	if len(p.line)+len(data) > p.maxLine {
+		p.overflow = true
+		p.line = p.line[:0]
+		return
+	}
+	p.line = append(p.line, data...)
+}
+
+// lineTooLong handles a line over maxLine: a request line is taken as junk,
+// a header line is ignored.
+func (p *reqParser) lineTooLong() {
+	switch p.state {
+	case stRequest:
+		p.junkLine()
+	case stHeaders, stTrailers:
+		p.hdrBytes += p.maxLine
+	default: // a chunk-size line: lost sync
+		p.errors++
+		p.state = stRequest
+	}
+}
+
+func (p *reqParser) junkLine() {
+	if !p.junk {
+		p.errors++
+		p.junk = true
+	}
+}
+
+func (p *reqParser) handle(line []byte, emit func(*request)) {
+	switch p.state {
+	case stRequest:
+		if len(line) == 0 {
+			return // stray CRLF between requests
+		}
+		if !p.requestLine(line) {
+			p.junkLine()
+			return
+		}
+		p.junk = false
+		p.state = stHeaders
+	case stHeaders:
+		if len(line) == 0 {
+			p.endHeaders(emit)
+			return
+		}
+		p.hdrBytes += len(line)
+		if p.hdrBytes > maxHeaderBytes {
+			p.errors++
+			p.endHeaders(emit) // report what we have; body framing unknown
+			p.state = stRequest
+			return
+		}
+		p.header(line)
+	case stChunkSize:
+		size, ok := parseChunkSize(line)
+		switch {
+		case !ok:
+			p.errors++
+			p.state = stRequest
+		case size == 0:
+			p.state = stTrailers
+		default:
+			p.bodyLeft, p.state = size, stChunkData
+		}
+	case stChunkEnd:
+		p.state = stChunkSize
+		if len(line) != 0 {
+			p.errors++
+			p.state = stRequest
+		}
+	case stTrailers:
+		if len(line) == 0 {
+			p.state = stRequest
+		}
+	}
+}
+
+func (p *reqParser) endHeaders(emit func(*request)) {
+	p.emit(emit)
+	switch {
+	case p.chunked:
+		p.state = stChunkSize
+	case p.bodyLeft > 0:
+		p.state = stBody
+	default:
+		p.state = stRequest
+	}
+}
+
+func (p *reqParser) emit(emit func(*request)) {
+	p.r = request{
+		method: p.req[:p.method], target: p.req[p.method:p.target], host: p.req[p.target:p.host],
+		hasHost: p.hasHost, minor: p.version,
+	}
+	emit(&p.r)
+}
+
+// requestLine parses "METHOD SP target SP HTTP/1.x" into p.req.
+func (p *reqParser) requestLine(line []byte) bool {
+	sp := bytes.IndexByte(line, ' ')
+	if sp <= 0 || sp > 32 {
+		return false
+	}
+	for _, c := range line[:sp] {
+		if !isTchar(c) {
+			return false
+		}
+	}
+	rest := line[sp+1:]
+	sp2 := bytes.LastIndexByte(rest, ' ')
+	if sp2 <= 0 {
+		return false
+	}
+	target, ver := rest[:sp2], rest[sp2+1:]
+	if len(ver) != 8 || string(ver[:7]) != "HTTP/1." || ver[7] < '0' || ver[7] > '9' {
+		return false
+	}
+	for _, c := range target {
+		if c <= ' ' || c == 0x7f {
+			return false
+		}
+	}
+	p.req = append(append(p.req[:0], line[:sp]...), target...)
+	p.method, p.target, p.host = sp, sp+len(target), sp+len(target)
+	p.version = ver[7] - '0'
+	p.hasHost, p.chunked, p.bodyLeft, p.hdrBytes = false, false, 0, 0
+	return true
+}
+
+func (p *reqParser) header(line []byte) {
+	colon := bytes.IndexByte(line, ':')
+	if colon <= 0 || line[0] == ' ' || line[0] == '\t' {
+		return // obs-fold or junk: ignored
+	}
+	name, value := line[:colon], bytes.Trim(line[colon+1:], " \t")
+	switch {
+	case equalFold(name, "host"):
+		if !p.hasHost {
+			p.req = append(p.req[:p.target], value...)
+			p.host = len(p.req)
+			p.hasHost = true
+		}
+	case equalFold(name, "content-length"):
+		n, ok := parseDecimal(value)
+		if !ok {
+			p.errors++
+		}
+		p.bodyLeft = n
+	case equalFold(name, "transfer-encoding"):
+		v := bytes.TrimRight(value, " \t")
+		if len(v) >= 7 && equalFold(v[len(v)-7:], "chunked") {
+			p.chunked = true
+		}
+	}
+}
+
+// gap tells the parser that n bytes of the stream were lost (n < 0:
+// unknown). Inside a body of known length it just skips them; anywhere
+// else it resynchronises at the next request line.
+func (p *reqParser) gap(n int64) {
+	if n >= 0 && (p.state == stBody || p.state == stChunkData) && n < p.bodyLeft {
+		p.bodyLeft -= n
+		return
+	}
+	// The bytes up to the next LF may be the tail of a lost line; it fails
+	// the request-line check, while a request that starts right after the
+	// gap is kept.
+	p.state = stRequest
+	p.line, p.overflow = p.line[:0], false
+	p.junk = true // the gap is counted by the assembler, not as junk
+}
+
+// close ends the stream: a request whose headers never ended is still
+// reported, since its request line was seen.
+func (p *reqParser) close(emit func(*request)) {
+	if p.state == stHeaders {
+		p.emit(emit)
+	}
+	p.state = stRequest
+	p.line, p.overflow, p.junk = p.line[:0], false, false
+}
+
+// tchar marks the bytes of an HTTP token (RFC 9110 §5.6.2).
+var tchar = func() (t [256]bool) {
+	for c := '0'; c <= 'z'; c++ {
+		if c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' {
+			t[c] = true
+		}
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
+
+func isTchar(c byte) bool { return tchar[c] }
+
+func equalFold(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := range b {
+		c := b[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func parseDecimal(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+func parseChunkSize(line []byte) (int64, bool) {
+	if i := bytes.IndexByte(line, ';'); i >= 0 {
+		line = line[:i]
+	}
+	line = bytes.Trim(line, " \t")
+	if len(line) == 0 || len(line) > 15 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range line {
+		switch {
+		case c >= '0' && c <= '9':
+			n = n<<4 | int64(c-'0')
+		case c >= 'a' && c <= 'f':
+			n = n<<4 | int64(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			n = n<<4 | int64(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return n, true
+}
