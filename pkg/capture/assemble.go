@@ -1,0 +1,126 @@
+package capture
+
+import (
+	"net/netip"
+	"time"
+)
+
+// AssemblerOptions bound the memory and the waiting of TCP reassembly.
+// Zero fields take the value in DefaultAssemblerOptions.
+type AssemblerOptions struct {
+	// MaxFlowBuffer caps the out-of-order bytes held for one direction of
+	// a connection. Past it, the missing bytes are taken as lost.
+	MaxFlowBuffer int
+	// MaxBuffer caps the out-of-order and partial-line bytes held for all
+	// connections together.
+	MaxBuffer int
+	// MaxLine is the longest request or header line kept; longer request
+	// lines are skipped as junk.
+	MaxLine int
+	// MaxFlows caps the connection directions tracked at once; segments of
+	// new ones past it are ignored (and counted) until idle ones expire.
+	MaxFlows int
+	// IdleTimeout ends a connection that has sent nothing for this long,
+	// in packet time (never wall-clock time, so replays behave like live
+	// capture).
+	IdleTimeout time.Duration
+	// GapTimeout is how long, in packet time, a hole in a stream is waited
+	// for (a retransmission) before the bytes are taken as lost.
+	GapTimeout time.Duration
+}
+
+// DefaultAssemblerOptions are used for zero fields of AssemblerOptions.
+var DefaultAssemblerOptions = AssemblerOptions{
+	MaxFlowBuffer: 256 << 10,
+	MaxBuffer:     128 << 20,
+	MaxLine:       16 << 10,
+	MaxFlows:      1 << 20,
+	IdleTimeout:   2 * time.Minute,
+	GapTimeout:    2 * time.Second,
+}
+
+func (o *AssemblerOptions) fill() {
+	d := DefaultAssemblerOptions
+	if o.MaxFlowBuffer <= 0 {
+		o.MaxFlowBuffer = d.MaxFlowBuffer
+	}
+	if o.MaxBuffer <= 0 {
+		o.MaxBuffer = d.MaxBuffer
+	}
+	if o.MaxLine <= 0 {
+		o.MaxLine = d.MaxLine
+	}
+	if o.MaxFlows <= 0 {
+		o.MaxFlows = d.MaxFlows
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = d.IdleTimeout
+	}
+	if o.GapTimeout <= 0 {
+		o.GapTimeout = d.GapTimeout
+	}
+}
+
+// Request is one HTTP request found on the wire. Its slices alias the
+// assembler's buffers: they are valid only during the callback.
+type Request struct {
+	Time     time.Time      // of the packet that completed the request's headers
+	Src, Dst netip.AddrPort // client and server
+	Method   []byte
+	URL      []byte // absolute: http://host[:port]/target
+}
+
+// Segment is the part of a TCP segment the assembler needs.
+type Segment struct {
+	Src, Dst netip.AddrPort
+	Seq      uint32
+	SYN      bool
+	ACK      bool
+	FIN      bool
+	RST      bool
+	Payload  []byte
+}
+
+// AssemblerStats count what the assembler saw.
+type AssemblerStats struct {
+	Flows          uint64 // connections (client directions) seen
+	Requests       uint64
+	ParseErrors    uint64 // junk runs, bad framing
+	Gaps           uint64 // holes in a stream given up on
+	Overflows      uint64 // times a buffer cap forced bytes to be dropped
+	SegmentsDenied uint64 // segments of new connections ignored because MaxFlows were tracked
+}
+
+type role uint8
+
+const (
+	roleUnknown role = iota
+	roleClient
+	roleServer
+)
+
+// half is one direction of a connection.
+type half struct {
+	key      flowKey
+	role     role
+	synced   bool
+	next     uint32 // next expected sequence number
+	finSeq   uint32
+	fin      bool
+	lastSeen int64
+	ooo      []segment // out of order, sorted by seq
+	oooBytes int
+	gapSince int64
+	parser   *reqParser
+	lineCap  int // bytes of the parser's line buffer counted in the total
+}
+
+type segment struct {
+	seq  uint32
+	data []byte
+}
+
+type flowKey struct{ src, dst netip.AddrPort }
+
+// seqDiff is a - b in sequence space, wrap-around safe.
+func seqDiff(a, b uint32) int32 { return int32(a - b) }

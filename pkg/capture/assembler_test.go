@@ -1,0 +1,145 @@
+package capture
+
+import (
+	"net/netip"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	cli = netip.MustParseAddrPort("192.0.2.10:40000")
+	srv = netip.MustParseAddrPort("192.0.2.1:80")
+	t0  = time.Unix(1_700_000_000, 0)
+)
+
+// conn builds the client's segments of one connection.
+type conn struct {
+	src, dst netip.AddrPort
+	isn      uint32
+}
+
+func (c conn) syn() *Segment { return &Segment{Src: c.src, Dst: c.dst, Seq: c.isn, SYN: true} }
+func (c conn) synAck() *Segment {
+	return &Segment{Src: c.dst, Dst: c.src, Seq: 7777, SYN: true, ACK: true}
+}
+
+// at is a data segment starting off bytes into the stream.
+func (c conn) at(off int, data string) *Segment {
+	return &Segment{Src: c.src, Dst: c.dst, Seq: c.isn + 1 + uint32(off), ACK: true, Payload: []byte(data)}
+}
+
+func (c conn) fin(off int) *Segment {
+	return &Segment{Src: c.src, Dst: c.dst, Seq: c.isn + 1 + uint32(off), ACK: true, FIN: true}
+}
+
+func collect(opts *AssemblerOptions) (*Assembler, *[]string) {
+	var got []string
+	a := NewAssembler(opts, func(r *Request) { got = append(got, string(r.Method)+" "+string(r.URL)) })
+	return a, &got
+}
+
+func req(path string) string { return "GET " + path + " HTTP/1.1\r\nHost: h\r\n\r\n" }
+
+func TestAssemble(t *testing.T) {
+	c := conn{cli, srv, 1000}
+	r1, r2, r3 := req("/1"), req("/2"), req("/3")
+	stream := r1 + r2 + r3
+	tests := []struct {
+		name string
+		segs []*Segment
+		want []string
+		gaps uint64
+	}{
+		{"in order, three segments for one request", []*Segment{c.syn(), c.synAck(),
+			c.at(0, r1[:5]), c.at(5, r1[5:20]), c.at(20, r1[20:]), c.fin(len(r1))},
+			[]string{"GET http://h/1"}, 0},
+		{"out of order", []*Segment{c.syn(), c.at(20, r1[20:]), c.at(5, r1[5:20]), c.at(0, r1[:5])},
+			[]string{"GET http://h/1"}, 0},
+		{"retransmission overlapping", []*Segment{c.syn(), c.at(0, stream[:30]), c.at(10, stream[10:50]),
+			c.at(0, stream[:50]), c.at(50, stream[50:])},
+			[]string{"GET http://h/1", "GET http://h/2", "GET http://h/3"}, 0},
+		{"lost segment, then resync at the next request", []*Segment{c.syn(), c.at(0, r1), c.at(len(r1)+len(r2), r3)},
+			[]string{"GET http://h/1", "GET http://h/3"}, 1},
+		{"lost middle of a request", []*Segment{c.syn(), c.at(0, r1[:10]), c.at(15, r1[15:]+r2)},
+			[]string{"GET http://h/2"}, 1},
+		{"started before the capture, mid-request", []*Segment{c.at(7, r1[7:]+r2)},
+			[]string{"GET http://h/2"}, 0},
+		{"server direction ignored", []*Segment{c.syn(), c.synAck(), c.at(0, r1),
+			{Src: srv, Dst: cli, Seq: 7778, ACK: true, Payload: []byte("HTTP/1.1 200 OK\r\n\r\nGET /body HTTP/1.1\r\nHost: x\r\n\r\n")}},
+			[]string{"GET http://h/1"}, 0},
+		{"server direction without handshake ignored", []*Segment{
+			{Src: srv, Dst: cli, Seq: 5, ACK: true, Payload: []byte("HTTP/1.1 200 OK\r\n\r\n" + req("/no"))},
+			{Src: srv, Dst: cli, Seq: 5 + 19 + uint32(len(req("/no"))), ACK: true, Payload: []byte(req("/no2"))}},
+			nil, 0},
+		{"sequence numbers wrap", []*Segment{conn{cli, srv, 0xfffffff0}.syn(), conn{cli, srv, 0xfffffff0}.at(10, stream[10:]),
+			conn{cli, srv, 0xfffffff0}.at(0, stream[:10])},
+			[]string{"GET http://h/1", "GET http://h/2", "GET http://h/3"}, 0},
+		{"RST reports a request cut in its headers", []*Segment{c.syn(), c.at(0, "GET /cut HTTP/1.1\r\nHost: h\r\n"),
+			{Src: srv, Dst: cli, RST: true}},
+			[]string{"GET http://h/cut"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, got := collect(nil)
+			for i, s := range tt.segs {
+				a.Add(t0.Add(time.Duration(i)*time.Millisecond), s)
+			}
+			a.Flush()
+			if !reflect.DeepEqual(*got, tt.want) || a.Stats.Gaps != tt.gaps {
+				t.Fatalf("got %q, %d gaps; want %q, %d", *got, a.Stats.Gaps, tt.want, tt.gaps)
+			}
+			if a.Flows() != 0 || a.Buffered() != 0 {
+				t.Fatalf("after Flush: %d flows, %d bytes buffered", a.Flows(), a.Buffered())
+			}
+		})
+	}
+}
+
+// A hole is waited for GapTimeout of packet time, then skipped; idle
+// connections end after IdleTimeout of packet time, never wall time.
+func TestAssembleTimeouts(t *testing.T) {
+	c := conn{cli, srv, 1}
+	other := conn{netip.MustParseAddrPort("192.0.2.11:40001"), srv, 1}
+	a, got := collect(&AssemblerOptions{GapTimeout: time.Second, IdleTimeout: 10 * time.Second})
+	a.Add(t0, c.syn())
+	a.Add(t0, c.at(0, req("/1")))
+	a.Add(t0, c.at(len(req("/1"))+5, req("/3")))                    // hole of 5 bytes
+	a.Add(t0.Add(500*time.Millisecond), other.at(0, req("/other"))) // time passes on another flow
+	if len(*got) != 2 {
+		t.Fatalf("before the gap timeout: %q", *got)
+	}
+	a.Add(t0.Add(1500*time.Millisecond), other.at(len(req("/other")), req("/other2")))
+	if want := []string{"GET http://h/1", "GET http://h/other", "GET http://h/3", "GET http://h/other2"}; !reflect.DeepEqual(*got, want) {
+		t.Fatalf("after the gap timeout: %q, want %q", *got, want)
+	}
+	a.Add(t0.Add(12*time.Second), other.at(len(req("/other"))+len(req("/other2")), "GET /x"))
+	if a.Flows() != 1 {
+		t.Fatalf("idle connection not expired: %d flows", a.Flows())
+	}
+}
+
+// Memory stays within the caps, whatever the traffic.
+func TestAssembleCaps(t *testing.T) {
+	opts := &AssemblerOptions{MaxFlowBuffer: 4096, MaxBuffer: 64 << 10, MaxLine: 1024, MaxFlows: 100}
+	a, got := collect(opts)
+	for i := range 1000 { // many flows, each with a hole and held data, and a partial line
+		c := conn{netip.AddrPortFrom(netip.MustParseAddr("192.0.2.20"), uint16(10000+i)), srv, 1}
+		a.Add(t0, c.syn())
+		a.Add(t0, c.at(0, "GET /partial-"+strings.Repeat("p", 500)))
+		for j := range 10 {
+			a.Add(t0, c.at(1000+j*1000, strings.Repeat("x", 1000)))
+		}
+		if a.Buffered() > opts.MaxBuffer+opts.MaxFlowBuffer {
+			t.Fatalf("flow %d: %d bytes buffered", i, a.Buffered())
+		}
+	}
+	if a.Flows() > opts.MaxFlows || a.Stats.SegmentsDenied != 900*12 || a.Stats.Overflows == 0 {
+		t.Fatalf("%d flows, stats %+v", a.Flows(), a.Stats)
+	}
+	a.Flush()
+	if a.Buffered() != 0 || len(*got) != 0 {
+		t.Fatalf("after Flush: %d buffered, %q", a.Buffered(), *got)
+	}
+}
