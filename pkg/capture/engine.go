@@ -1,0 +1,112 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"io"
+)
+
+// Options configure an Engine. A nil *Options means the defaults.
+type Options struct {
+	Assembler AssemblerOptions
+	// Ports, when not empty, limits parsing to connections whose server
+	// port is one of these. By default every port is parsed: requests are
+	// recognised by their method token.
+	Ports []uint16
+}
+
+// Stats count what an Engine has seen.
+type Stats struct {
+	Packets      uint64
+	Bytes        uint64 // captured bytes
+	TCP          uint64 // TCP segments
+	Other        uint64 // frames that are not TCP over IP
+	Fragments    uint64 // IPv4 fragments (not reassembled)
+	DecodeErrors uint64 // malformed frames
+	KernelDrops  uint64 // frames the kernel dropped (live sources)
+	Assembler    AssemblerStats
+}
+
+// Engine decodes frames, reassembles TCP and reports HTTP requests. It is
+// not safe for concurrent use; run one per source.
+type Engine struct {
+	dec   *decoder
+	asm   *Assembler
+	ports *[65536]bool
+	seg   Segment
+	pkt   Packet
+	stats Stats
+
+	// LastError is the last malformed frame's error, for diagnostics.
+	LastError error
+}
+
+// NewEngine returns an Engine that calls emit for every request found.
+func NewEngine(opts *Options, emit func(*Request)) *Engine {
+	if opts == nil {
+		opts = &Options{}
+	}
+	e := &Engine{dec: newDecoder(), asm: NewAssembler(&opts.Assembler, emit)}
+	if len(opts.Ports) > 0 {
+		e.ports = new([65536]bool)
+		for _, p := range opts.Ports {
+			e.ports[p] = true
+		}
+	}
+	return e
+}
+
+// Packet takes one frame.
+func (e *Engine) Packet(p *Packet) {
+	e.stats.Packets++
+	e.stats.Bytes += uint64(len(p.Data))
+	res, err := e.dec.decode(p.Link, p.Data, &e.seg)
+	switch res {
+	case decodedOther:
+		e.stats.Other++
+		return
+	case decodedFragment:
+		e.stats.Fragments++
+		return
+	case decodedError:
+		e.stats.DecodeErrors++
+		e.LastError = err
+		return
+	}
+	e.stats.TCP++
+	if e.ports != nil && !e.ports[e.seg.Dst.Port()] && !e.ports[e.seg.Src.Port()] {
+		return
+	}
+	e.asm.Add(p.Info.Timestamp, &e.seg)
+}
+
+// Run reads src to its end, or until ctx is done or src fails, then flushes
+// the connections still open. It returns src's error (nil at the end of
+// the input); what came before an error has been processed and reported.
+func (e *Engine) Run(ctx context.Context, src Source) error {
+	var err error
+	for n := 0; ; n++ {
+		if n&1023 == 0 {
+			if err = ctx.Err(); err != nil {
+				break
+			}
+		}
+		if err = src.Next(&e.pkt); err != nil {
+			break
+		}
+		e.Packet(&e.pkt)
+	}
+	e.stats.KernelDrops = src.Drops()
+	e.asm.Flush()
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// Stats returns the counts so far.
+func (e *Engine) Stats() Stats {
+	s := e.stats
+	s.Assembler = e.asm.CurrentStats()
+	return s
+}

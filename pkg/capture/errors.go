@@ -1,0 +1,18 @@
+package capture
+
+import "errors"
+
+var (
+	// ErrFormat is returned for a file that is neither pcap nor pcapng
+	// (plain or gzip-compressed).
+	ErrFormat = errors.New("not a pcap or pcapng file")
+	// ErrTruncated is returned when a capture file ends inside a packet or
+	// block; everything before it has been processed.
+	ErrTruncated = errors.New("capture file truncated")
+	// ErrCorrupt is returned for a capture file whose framing is broken.
+	ErrCorrupt = errors.New("capture file corrupt")
+	// ErrLinkType is returned for a link layer this package cannot decode.
+	ErrLinkType = errors.New("unsupported link type")
+
+	errEmpty = errors.New("empty frame")
+)
