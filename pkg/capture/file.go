@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -21,6 +22,7 @@ type FileSource struct {
 
 	f      *os.File
 	count  *countingReader
+	cur    atomic.Int64 // bytes read of the current file
 	name   string
 	read   func() ([]byte, gopacket.CaptureInfo, error)
 	link   func(ci *gopacket.CaptureInfo) layers.LinkType
@@ -28,7 +30,8 @@ type FileSource struct {
 	offset int64  // of the next pcap record (uncompressed); -1 for pcapng
 	gz     bool
 
-	done, total int64 // bytes of finished files, of all files
+	done  atomic.Int64 // bytes of finished files
+	total int64        // bytes of all files
 }
 
 // OpenFiles returns a source over the given files, read in order. It checks
@@ -46,12 +49,9 @@ func OpenFiles(paths ...string) (*FileSource, error) {
 }
 
 // Progress returns the bytes read so far and the total size of the files.
+// It is safe to call while another goroutine reads.
 func (s *FileSource) Progress() (done, total int64) {
-	done = s.done
-	if s.count != nil {
-		done += s.count.n
-	}
-	return done, s.total
+	return s.done.Load() + s.cur.Load(), s.total
 }
 
 // Drops is always 0 for files.
@@ -107,7 +107,8 @@ func (s *FileSource) open(path string) error {
 		return fmt.Errorf("capture: %w", err)
 	}
 	s.f, s.name, s.pkts, s.offset, s.gz = f, path, 0, -1, false
-	s.count = &countingReader{r: f}
+	s.count = &countingReader{r: f, n: &s.cur}
+	s.cur.Store(0)
 	br := bufio.NewReaderSize(s.count, 1<<20)
 	var r io.Reader = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -157,10 +158,10 @@ func (s *FileSource) openError(err error) error {
 
 func (s *FileSource) closeFile() {
 	if s.f != nil {
-		fi, err := s.f.Stat()
-		if err == nil {
-			s.done += fi.Size()
+		if fi, err := s.f.Stat(); err == nil {
+			s.done.Add(fi.Size())
 		}
+		s.cur.Store(0)
 		s.f.Close()
 	}
 	s.f, s.count, s.read = nil, nil, nil
@@ -175,11 +176,11 @@ func (s *FileSource) Close() error {
 
 type countingReader struct {
 	r io.Reader
-	n int64
+	n *atomic.Int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/urldedupd/urldedupd/pkg/audit"
+	"github.com/urldedupd/urldedupd/pkg/capture"
+)
+
+// captureOptions are the flags replay and capture share.
+type captureOptions struct {
+	all     bool
+	json    bool
+	output  string
+	ports   []uint
+	dryRun  bool
+	maxLine int
+}
+
+func (o *captureOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.all, "all", false, `print every request as "new<TAB>URL" or "dup<TAB>URL", not only the new URLs`)
+	fs.BoolVar(&o.json, "json", false, "print every request as a JSON object per line: ts, src, dst, method, url, new")
+	fs.StringVarP(&o.output, "output", "o", "-", "write the records to this file (appended) instead of stdout")
+	fs.UintSliceVar(&o.ports, "port", nil, "only parse connections to these server ports (repeatable; default: every port)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "test the URLs without recording them")
+	fs.IntVar(&o.maxLine, "max-line", capture.DefaultAssemblerOptions.MaxLine, "longest request or header line kept, in bytes")
+}
+
+func (o *captureOptions) format() (audit.Format, error) {
+	switch {
+	case o.all && o.json:
+		return 0, usageError(errors.New("--all and --json cannot be combined (--json prints every request)"))
+	case o.json:
+		return audit.JSON, nil
+	case o.all:
+		return audit.All, nil
+	}
+	return audit.NewURLs, nil
+}
+
+func (o *captureOptions) engineOptions() (*capture.Options, error) {
+	opts := &capture.Options{Assembler: capture.AssemblerOptions{MaxLine: o.maxLine}}
+	for _, p := range o.ports {
+		if p == 0 || p > 65535 {
+			return nil, usageError(fmt.Errorf("--port %d: not a TCP port", p))
+		}
+		opts.Ports = append(opts.Ports, uint16(p))
+	}
+	return opts, nil
+}
+
+// openOutput opens where the records go; close flushes it.
+func (o *captureOptions) openOutput(stdout io.Writer) (w *bufio.Writer, close func() error, err error) {
+	if o.output == "-" || o.output == "" {
+		w = bufio.NewWriterSize(stdout, 256<<10)
+		return w, w.Flush, nil
+	}
+	f, err := os.OpenFile(o.output, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	w = bufio.NewWriterSize(f, 256<<10)
+	return w, func() error { return errors.Join(w.Flush(), f.Close()) }, nil
+}
+
+func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
+	a := s.Assembler
+	fmt.Fprintf(w, "packets %d  bytes %d  tcp flows %d  requests %d  new %d  dup %d  parse errors %d  reassembly gaps %d  kernel drops %d\n",
+		s.Packets, s.Bytes, a.Flows, c.Requests, c.New, c.Dup, a.ParseErrors, a.Gaps, s.KernelDrops)
+	if s.DecodeErrors > 0 || a.Overflows > 0 || a.SegmentsDenied > 0 || s.Fragments > 0 || c.Invalid > 0 {
+		fmt.Fprintf(w, "malformed frames %d  IPv4 fragments %d  buffer overflows %d  segments over the flow cap %d  invalid URLs %d\n",
+			s.DecodeErrors, s.Fragments, a.Overflows, a.SegmentsDenied, c.Invalid)
+	}
+}

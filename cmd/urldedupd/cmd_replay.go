@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/urldedupd/urldedupd/pkg/audit"
+	"github.com/urldedupd/urldedupd/pkg/capture"
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
+)
+
+func newReplayCommand(g *globalOptions) *cobra.Command {
+	o := &captureOptions{}
+	cmd := &cobra.Command{
+		Use:   "replay [flags] FILE...",
+		Short: "Find the HTTP requests in pcap/pcapng files and record their URLs",
+		Long: `Read capture files (pcap or pcapng, plain or gzip-compressed, told apart by
+their first bytes) in order, reassemble TCP, find every HTTP/1.x request on
+any port, build its absolute URL (http://host[:port]/target) and decide it
+against the state: by default print each URL the first time it is seen.
+
+Link layers: Ethernet (with 802.1Q/QinQ tags), Linux cooked capture (SLL,
+SLL2), raw IPv4/IPv6, BSD loopback. Timeouts use packet time, so a replay
+behaves as the live capture did. A summary goes to stderr at the end, and
+progress while it runs when stderr is a terminal. A truncated or corrupt
+file ends the run with an error naming the file and packet, after
+everything before it was processed.`,
+		Example: `  urldedupd replay monday.pcapng tuesday.pcap.gz
+  urldedupd replay --json -o audit.jsonl mirror-*.pcap
+  urldedupd replay --all --port 80 --port 8080 proxy.pcap`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReplay(cmd.Context(), g, o, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func runReplay(ctx context.Context, g *globalOptions, o *captureOptions, files []string, stdout, stderr io.Writer) (err error) {
+	format, err := o.format()
+	if err != nil {
+		return err
+	}
+	engOpts, err := o.engineOptions()
+	if err != nil {
+		return err
+	}
+	src, err := capture.OpenFiles(files...)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	st, err := openState(g, &shardfile.Options{Create: !o.dryRun, ReadOnly: o.dryRun})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+	w, closeOut, err := o.openOutput(stdout)
+	if err != nil {
+		return err
+	}
+	log := audit.New(st.set, st.signer, w, format, o.dryRun)
+	eng := capture.NewEngine(engOpts, log.Request)
+	stop := showProgress(stderr, src)
+	err = eng.Run(ctx, src)
+	stop()
+	writeSummary(stderr, eng.Stats(), log.Counts)
+	return errors.Join(err, log.Err(), closeOut())
+}
+
+// showProgress prints bytes done of total and the rate on stderr, twice a
+// second, when stderr is a terminal. The returned function stops it.
+func showProgress(stderr io.Writer, src *capture.FileSource) func() {
+	f, ok := stderr.(*os.File)
+	if !ok || !isTerminal(f) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		start := time.Now()
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				fmt.Fprint(f, "\r\033[K")
+				return
+			case <-t.C:
+				n, total := src.Progress()
+				rate := float64(n) / time.Since(start).Seconds() / 1e6
+				fmt.Fprintf(f, "\r\033[K%.1f of %.1f MB (%.0f%%)  %.1f MB/s", float64(n)/1e6, float64(total)/1e6,
+					100*float64(n)/float64(max(total, 1)), rate)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
