@@ -28,25 +28,31 @@ bench:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCanonical -fuzztime 60s ./pkg/signature
+	$(GO) test -run '^$$' -fuzz FuzzParseRequests -fuzztime 60s ./pkg/capture
+	$(GO) test -run '^$$' -fuzz FuzzReadCapture -fuzztime 60s ./pkg/capture
 
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 
-# The main job on a temporary state: the first pass prints each distinct URL
-# once (equivalent spellings count once), the second prints nothing because
-# the state persisted.
+# The main job on a temporary state: replay a capture shipped in the
+# repository (made by scripts/make-captures.sh) twice. The first pass prints
+# each URL requested in it; the second prints none, because the state
+# persisted. Then the line filter on equivalent spellings of URLs.
+CAPTURE := pkg/capture/testdata/captures/http.pcap
 demo: build
 	@dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
 	echo "== state in $$dir/state"; \
-	echo "== first pass: new URLs of testdata/demo-urls.txt"; \
-	$(BIN) --dir $$dir/state filter -v testdata/demo-urls.txt; \
-	echo "== second pass: nothing is new any more"; \
+	echo "== replay $(CAPTURE): first pass, new URLs"; \
+	$(BIN) --dir $$dir/state replay $(CAPTURE); \
+	echo "== replay again: nothing is new any more"; \
+	$(BIN) --dir $$dir/state replay $(CAPTURE); \
+	echo "== filter testdata/demo-urls.txt: equivalent spellings count once"; \
 	$(BIN) --dir $$dir/state filter -v testdata/demo-urls.txt; \
 	echo "== check"; \
-	$(BIN) --dir $$dir/state check http://EXAMPLE.com/new-page http://example.com/never-seen; \
+	$(BIN) --dir $$dir/state check http://raw.example:8080/pipe/3 http://example.com/never-seen; \
 	echo "== stats"; \
-	$(BIN) --dir $$dir/state stats | head -6
+	$(BIN) --dir $$dir/state stats | head -5
 
 clean:
 	rm -rf bin
