@@ -53,7 +53,7 @@ func TestReplay(t *testing.T) {
 	for _, l := range lines {
 		var r struct {
 			TS, Src, Dst, Method, URL string
-			New                      *bool
+			New                       *bool
 		}
 		if err := json.Unmarshal([]byte(l), &r); err != nil || r.TS == "" || r.Src == "" || r.Dst == "" ||
 			r.Method == "" || !strings.HasPrefix(r.URL, "http://") || r.New == nil || *r.New {
