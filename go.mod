@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/edsrzf/mmap-go v1.2.0
+	github.com/gopacket/gopacket v1.7.7
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	golang.org/x/net v0.62.0
@@ -11,7 +12,6 @@ require (
 )
 
 require (
-	github.com/gopacket/gopacket v1.7.7 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )

@@ -12,6 +12,10 @@ import sys
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # One write per response, sent at once: without these, headers and body
+    # go out separately and Nagle meets delayed ACK (40 ms a request).
+    disable_nagle_algorithm = True
+    wbufsize = 65536
 
     def log_message(self, *args):
         pass

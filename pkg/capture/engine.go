@@ -39,6 +39,9 @@ type Engine struct {
 
 	// LastError is the last malformed frame's error, for diagnostics.
 	LastError error
+	// Idle, when set, is called when a live source had no frame within
+	// its poll timeout: a moment to flush output.
+	Idle func()
 }
 
 // NewEngine returns an Engine that calls emit for every request found.
@@ -82,7 +85,8 @@ func (e *Engine) Packet(p *Packet) {
 
 // Run reads src to its end, or until ctx is done or src fails, then flushes
 // the connections still open. It returns src's error (nil at the end of
-// the input); what came before an error has been processed and reported.
+// the input, ctx's error when it is done); what came before has been
+// processed and reported either way.
 func (e *Engine) Run(ctx context.Context, src Source) error {
 	var err error
 	for n := 0; ; n++ {
@@ -91,7 +95,15 @@ func (e *Engine) Run(ctx context.Context, src Source) error {
 				break
 			}
 		}
-		if err = src.Next(&e.pkt); err != nil {
+		if err = src.Next(&e.pkt); errors.Is(err, ErrNoPacket) {
+			if e.Idle != nil {
+				e.Idle()
+			}
+			if err = ctx.Err(); err != nil {
+				break
+			}
+			continue
+		} else if err != nil {
 			break
 		}
 		e.Packet(&e.pkt)
