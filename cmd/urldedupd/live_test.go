@@ -135,7 +135,7 @@ func TestCaptureLive(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond) // any late duplicates would show now
+	time.Sleep(300 * time.Millisecond)             // any late duplicates would show now
 	syscall.Kill(capt.Process.Pid, syscall.SIGINT) // ip netns exec passes it on
 	var summary string
 	for l := range errLines {

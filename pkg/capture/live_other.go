@@ -14,7 +14,9 @@ type LiveOptions struct {
 type LiveSource struct{}
 
 // OpenLive returns errors.ErrUnsupported outside Linux.
-func OpenLive(iface string, opts *LiveOptions) (*LiveSource, error) { return nil, errors.ErrUnsupported }
+func OpenLive(iface string, opts *LiveOptions) (*LiveSource, error) {
+	return nil, errors.ErrUnsupported
+}
 
 func (s *LiveSource) Next(p *Packet) error { return errors.ErrUnsupported }
 func (s *LiveSource) Drops() uint64        { return 0 }
