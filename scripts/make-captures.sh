@@ -14,45 +14,22 @@ set -euo pipefail
 out=${1:?usage: make-captures.sh OUTDIR}
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
-id=udd$$
-ns_s=$id-s ns_c=$id-c
-srv4=192.0.2.1 cli4=192.0.2.2 srv6=2001:db8::1 cli6=2001:db8::2 port=8080
+. "$here/netns.sh"
+srv4=192.0.2.1 srv6=2001:db8::1 port=8080
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  ip netns del "$ns_s" 2>/dev/null || true
-  ip netns del "$ns_c" 2>/dev/null || true
+  netns_down
 }
 trap cleanup EXIT
-
-ip netns add "$ns_s"
-ip netns add "$ns_c"
-ip link add "$id-a" type veth peer name "$id-b"
-ip link set "$id-a" netns "$ns_s"
-ip link set "$id-b" netns "$ns_c"
-ip -n "$ns_s" addr add $srv4/24 dev "$id-a"
-ip -n "$ns_c" addr add $cli4/24 dev "$id-b"
-ip -n "$ns_s" addr add $srv6/64 dev "$id-a" nodad
-ip -n "$ns_c" addr add $cli6/64 dev "$id-b" nodad
-for ns in "$ns_s" "$ns_c"; do
-  ip -n "$ns" link set lo up
-  ip netns exec "$ns" ethtool -K "$(ip -n "$ns" -o link show type veth | awk -F'[ :@]+' '{print $2}')" tso off gso off gro off 2>/dev/null || true
-done
-ip -n "$ns_s" link set "$id-a" up
-ip -n "$ns_c" link set "$id-b" up
+netns_up
 
 ip netns exec "$ns_s" python3 "$here/httpserver.py" :: $port & pids+=($!)
-ip netns exec "$ns_s" tcpdump -q -U -n -i "$id-a" -s 0 -w "$out/http.pcap" tcp port $port 2>/dev/null & pids+=($!)
+ip netns exec "$ns_s" tcpdump -q -U -n -i "$if_s" -s 0 -w "$out/http.pcap" tcp port $port 2>/dev/null & pids+=($!)
 ip netns exec "$ns_s" tcpdump -q -U -n -i any -s 0 -w "$out/http-any.pcap" tcp port $port 2>/dev/null & pids+=($!)
-for _ in $(seq 100); do # wait, bounded, for the server and both recorders
-  if ip netns exec "$ns_s" ss -ltnH "sport = :$port" | grep -q LISTEN &&
-     [ "$(stat -c %s "$out/http.pcap" 2>/dev/null || echo 0)" -ge 24 ] &&
-     [ "$(stat -c %s "$out/http-any.pcap" 2>/dev/null || echo 0)" -ge 24 ]; then
-    break
-  fi
-  sleep 0.1
-done
+wait_listen $port
+wait_pcap "$out/http.pcap" "$out/http-any.pcap"
 sleep 0.3
 
 c() { ip netns exec "$ns_c" curl -s --max-time 5 "$@" > /dev/null; }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/pkg/audit"
 	"github.com/urldedupd/urldedupd/pkg/capture"
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
 )
 
 // captureOptions are the flags replay and capture share.
@@ -77,4 +78,43 @@ func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 		fmt.Fprintf(w, "malformed frames %d  IPv4 fragments %d  buffer overflows %d  segments over the flow cap %d  invalid URLs %d\n",
 			s.DecodeErrors, s.Fragments, a.Overflows, a.SegmentsDenied, c.Invalid)
 	}
+}
+
+// captureRun is what replay and capture share: the state, the output, the
+// audit log and the engine.
+type captureRun struct {
+	st       *state
+	out      *bufio.Writer
+	closeOut func() error
+	log      *audit.Log
+	eng      *capture.Engine
+}
+
+// start opens the state and the output and builds the engine.
+func (o *captureOptions) start(g *globalOptions, stdout io.Writer) (*captureRun, error) {
+	format, err := o.format()
+	if err != nil {
+		return nil, err
+	}
+	engOpts, err := o.engineOptions()
+	if err != nil {
+		return nil, err
+	}
+	st, err := openState(g, &shardfile.Options{Create: !o.dryRun, ReadOnly: o.dryRun})
+	if err != nil {
+		return nil, err
+	}
+	w, closeOut, err := o.openOutput(stdout)
+	if err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
+	log := audit.New(st.set, st.signer, w, format, o.dryRun)
+	return &captureRun{st: st, out: w, closeOut: closeOut, log: log, eng: capture.NewEngine(engOpts, log.Request)}, nil
+}
+
+// finish writes the summary and closes the output and the state, joining
+// their errors to the run's.
+func (r *captureRun) finish(runErr error, stderr io.Writer) error {
+	writeSummary(stderr, r.eng.Stats(), r.log.Counts)
+	return errors.Join(runErr, r.log.Err(), r.closeOut(), r.st.Close())
 }

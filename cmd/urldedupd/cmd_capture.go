@@ -8,9 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/urldedupd/urldedupd/pkg/audit"
 	"github.com/urldedupd/urldedupd/pkg/capture"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
 )
 
 type liveOptions struct {
@@ -54,13 +52,8 @@ and the exit code is 0. Needs CAP_NET_RAW (root, or setcap on the binary).`,
 	return cmd
 }
 
-func runCapture(ctx context.Context, g *globalOptions, o *liveOptions, stdout, stderr io.Writer) (err error) {
-	format, err := o.format()
-	if err != nil {
-		return err
-	}
-	engOpts, err := o.engineOptions()
-	if err != nil {
+func runCapture(ctx context.Context, g *globalOptions, o *liveOptions, stdout, stderr io.Writer) error {
+	if _, err := o.format(); err != nil { // usage errors before opening anything
 		return err
 	}
 	src, err := capture.OpenLive(o.iface, &capture.LiveOptions{BPF: o.bpf, RingBytes: o.ring << 20})
@@ -68,23 +61,15 @@ func runCapture(ctx context.Context, g *globalOptions, o *liveOptions, stdout, s
 		return err
 	}
 	defer src.Close()
-	st, err := openState(g, &shardfile.Options{Create: !o.dryRun, ReadOnly: o.dryRun})
+	run, err := o.start(g, stdout)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, st.Close()) }()
-	w, closeOut, err := o.openOutput(stdout)
-	if err != nil {
-		return err
-	}
-	log := audit.New(st.set, st.signer, w, format, o.dryRun)
-	eng := capture.NewEngine(engOpts, log.Request)
-	eng.Idle = func() { _ = w.Flush() }
+	run.eng.Idle = func() { _ = run.out.Flush() }
 	fmt.Fprintf(stderr, "urldedupd: capturing on %s\n", o.iface)
-	err = eng.Run(ctx, src)
+	err = run.eng.Run(ctx, src)
 	if errors.Is(err, context.Canceled) {
 		err = nil // a signal is how a capture ends
 	}
-	writeSummary(stderr, eng.Stats(), log.Counts)
-	return errors.Join(err, log.Err(), closeOut())
+	return run.finish(err, stderr)
 }

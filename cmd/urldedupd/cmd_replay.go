@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,9 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/urldedupd/urldedupd/pkg/audit"
 	"github.com/urldedupd/urldedupd/pkg/capture"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
 )
 
 func newReplayCommand(g *globalOptions) *cobra.Command {
@@ -43,36 +40,20 @@ everything before it was processed.`,
 	return cmd
 }
 
-func runReplay(ctx context.Context, g *globalOptions, o *captureOptions, files []string, stdout, stderr io.Writer) (err error) {
-	format, err := o.format()
-	if err != nil {
-		return err
-	}
-	engOpts, err := o.engineOptions()
-	if err != nil {
-		return err
-	}
+func runReplay(ctx context.Context, g *globalOptions, o *captureOptions, files []string, stdout, stderr io.Writer) error {
 	src, err := capture.OpenFiles(files...)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	st, err := openState(g, &shardfile.Options{Create: !o.dryRun, ReadOnly: o.dryRun})
+	run, err := o.start(g, stdout)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, st.Close()) }()
-	w, closeOut, err := o.openOutput(stdout)
-	if err != nil {
-		return err
-	}
-	log := audit.New(st.set, st.signer, w, format, o.dryRun)
-	eng := capture.NewEngine(engOpts, log.Request)
 	stop := showProgress(stderr, src)
-	err = eng.Run(ctx, src)
+	err = run.eng.Run(ctx, src)
 	stop()
-	writeSummary(stderr, eng.Stats(), log.Counts)
-	return errors.Join(err, log.Err(), closeOut())
+	return run.finish(err, stderr)
 }
 
 // showProgress prints bytes done of total and the rate on stderr, twice a

@@ -65,7 +65,7 @@ func TestJSON(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("%d lines", len(lines))
 	}
-	var recs []struct {
+	type record struct {
 		TS     time.Time `json:"ts"`
 		Src    string    `json:"src"`
 		Dst    string    `json:"dst"`
@@ -73,15 +73,9 @@ func TestJSON(t *testing.T) {
 		URL    string    `json:"url"`
 		New    bool      `json:"new"`
 	}
+	var recs []record
 	for _, line := range lines {
-		var r struct {
-			TS     time.Time `json:"ts"`
-			Src    string    `json:"src"`
-			Dst    string    `json:"dst"`
-			Method string    `json:"method"`
-			URL    string    `json:"url"`
-			New    bool      `json:"new"`
-		}
+		var r record
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("%q: %v", line, err)
 		}
