@@ -20,6 +20,7 @@ work=$(mktemp -d /var/tmp/urldedupd-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/urldedupd" ./cmd/urldedupd
 go build -o "$work/advcapture" ./scripts/advcapture
+go build -o "$work/pcapscan" ./scripts/pcapscan
 cap=${1:-}
 if [ -z "$cap" ]; then
   cap=$work/replay.pcap
@@ -44,6 +45,7 @@ echo "Capture: $cap, $mb MB, $pkts packets; $(nproc) cores, $(grep -m1 'model na
 echo
 echo "| tool | seconds | MB/s | packets/s | requests/s | requests found | peak RSS (MiB) |"
 echo "|---|---|---|---|---|---|---|"
+measure "floor: bare packet scan, no reassembly (scripts/pcapscan)" "echo 0" "$work/pcapscan" "$cap"
 "$work/urldedupd" --dir "$work/state" init > /dev/null # creating it is not timed
 measure "urldedupd replay --all (new state)" "wc -l" "$work/urldedupd" --dir "$work/state" replay --all "$cap"
 measure "urldedupd replay --all (second run, all dup)" "wc -l" "$work/urldedupd" --dir "$work/state" replay --all "$cap"
