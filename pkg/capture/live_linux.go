@@ -30,6 +30,7 @@ type LiveOptions struct {
 type LiveSource struct {
 	tp    *afpacket.TPacket
 	iface string
+	link  layers.LinkType
 	drops uint64
 }
 
@@ -43,8 +44,15 @@ func OpenLive(iface string, opts *LiveOptions) (*LiveSource, error) {
 	if opts == nil {
 		opts = &LiveOptions{}
 	}
-	if _, err := net.InterfaceByName(iface); err != nil {
+	ifi, err := net.InterfaceByName(iface)
+	if err != nil {
 		return nil, fmt.Errorf("capture: interface %q: %w", iface, err)
+	}
+	// Ethernet, and loopback with its all-zero Ethernet header; interfaces
+	// without a MAC address (tun, WireGuard) carry bare IP packets.
+	link := layers.LinkTypeEthernet
+	if ifi.Flags&net.FlagLoopback == 0 && len(ifi.HardwareAddr) != 6 {
+		link = layers.LinkTypeRaw
 	}
 	ring := opts.RingBytes
 	if ring <= 0 {
@@ -62,9 +70,9 @@ func OpenLive(iface string, opts *LiveOptions) (*LiveSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: open %s: %w", iface, err)
 	}
-	s := &LiveSource{tp: tp, iface: iface}
+	s := &LiveSource{tp: tp, iface: iface, link: link}
 	if opts.BPF != "" {
-		prog, err := compileBPF(opts.BPF)
+		prog, err := compileBPF(opts.BPF, link)
 		if err == nil {
 			err = tp.SetBPF(prog)
 		}
@@ -90,7 +98,7 @@ func (s *LiveSource) Next(p *Packet) error {
 	case err != nil:
 		return fmt.Errorf("capture: %s: %w", s.iface, err)
 	}
-	p.Data, p.Info, p.Link = data, ci, layers.LinkTypeEthernet
+	p.Data, p.Info, p.Link = data, ci, s.link
 	return nil
 }
 
@@ -109,11 +117,15 @@ func (s *LiveSource) Close() error {
 	return nil
 }
 
-// compileBPF compiles a tcpdump filter expression for Ethernet frames with
+// compileBPF compiles a tcpdump filter expression for the link type with
 // libpcap's compiler, through `tcpdump -ddd`, which prints the program as
 // decimal numbers: a count, then "code jt jf k" per instruction.
-func compileBPF(expr string) ([]bpf.RawInstruction, error) {
-	out, err := exec.Command("tcpdump", "-y", "EN10MB", "-ddd", expr).Output()
+func compileBPF(expr string, link layers.LinkType) ([]bpf.RawInstruction, error) {
+	dlt := "EN10MB"
+	if link == layers.LinkTypeRaw {
+		dlt = "RAW"
+	}
+	out, err := exec.Command("tcpdump", "-y", dlt, "-ddd", expr).Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
