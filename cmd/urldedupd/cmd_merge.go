@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
+)
+
+func newMergeCommand(g *globalOptions) *cobra.Command {
+	var into string
+	cmd := &cobra.Command{
+		Use:   "merge --into DST SRC...",
+		Short: "OR the bitmaps of other states into one (e.g. two sensors' states)",
+		Long: `Set in DST every bit that is set in any SRC, so that DST answers "dup" for
+every URL any of them has seen. The states must have the same signature and
+normalization; others are refused before anything is changed. DST is
+created with the sources' format if it does not exist.
+
+Safe while DST is in use by other processes: bits only go from 0 to 1, and
+each 64-bit word is OR-ed atomically. The sources are opened read-only.`,
+		Example: `  urldedupd merge --into /var/lib/urldedupd /backup/sensor-a /backup/sensor-b`,
+		Args:    usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if into == "" {
+				return usageError(errors.New("--into DST is required"))
+			}
+			return runMerge(into, args, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&into, "into", "", "the state to merge into")
+	return cmd
+}
+
+func runMerge(into string, srcs []string, out io.Writer) (err error) {
+	var dirs []*shardfile.Dir
+	defer func() {
+		for _, d := range dirs {
+			err = errors.Join(err, d.Close())
+		}
+	}()
+	for _, p := range srcs {
+		if filepath.Clean(p) == filepath.Clean(into) {
+			return usageError(fmt.Errorf("%s is both source and destination", p))
+		}
+		d, err := shardfile.Open(p, &shardfile.Options{ReadOnly: true})
+		if err != nil {
+			return err
+		}
+		dirs = append(dirs, d)
+		if f, first := d.Meta().Format, dirs[0].Meta().Format; f != first {
+			return fmt.Errorf("merge: %s: %w: signature %s, normalize %s; %s has %s, %s", p, shardfile.ErrMetaMismatch,
+				f.Algorithm, f.Mode, srcs[0], first.Algorithm, first.Mode)
+		}
+	}
+	format := dirs[0].Meta().Format
+	dst, err := shardfile.Open(into, &shardfile.Options{Create: true, Format: &format})
+	if errors.Is(err, shardfile.ErrMetaMismatch) {
+		return fmt.Errorf("merge: %s (signature %s, normalize %s) into %s: %w",
+			strings.Join(srcs, ", "), format.Algorithm, format.Mode, into, err)
+	}
+	if err != nil {
+		return err
+	}
+	dirs = append(dirs, dst)
+	set := bitcheck.New(dst)
+	for i, d := range dirs[:len(dirs)-1] {
+		added := set.Merge(bitcheck.New(d))
+		fmt.Fprintf(out, "%s: %d bits added\n", srcs[i], added)
+	}
+	return dst.Sync()
+}
