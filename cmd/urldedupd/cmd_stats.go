@@ -47,19 +47,6 @@ The state is opened read-only.`,
 	return cmd
 }
 
-type statsJSON struct {
-	Dir               string   `json:"dir"`
-	Signature         string   `json:"signature"`
-	Normalize         string   `json:"normalize"`
-	Created           string   `json:"created"`
-	Bits              uint64   `json:"bits"`
-	BitsSet           uint64   `json:"bits_set"`
-	FillRatio         float64  `json:"fill_ratio"`
-	EstimatedDistinct *float64 `json:"estimated_distinct"` // null when the bitmap is full
-	FalseDupChance    float64  `json:"false_duplicate_chance"`
-	Shards            []uint64 `json:"shards"`
-}
-
 func runStats(g *globalOptions, o *statsOptions, out io.Writer) error {
 	st, err := openState(g, &shardfile.Options{ReadOnly: true})
 	if err != nil {
@@ -69,17 +56,9 @@ func runStats(g *globalOptions, o *statsOptions, out io.Writer) error {
 	fill := st.set.Fill()
 	m := st.dir.Meta()
 	if o.json {
-		j := statsJSON{
-			Dir: g.dir, Signature: m.Format.Algorithm.String(), Normalize: m.Format.Mode.String(),
-			Created: m.Created.Format("2006-01-02T15:04:05Z07:00"), Bits: uint64(bitcheck.Bits),
-			BitsSet: fill.Total(), FillRatio: fill.Ratio(), FalseDupChance: fill.Ratio(), Shards: fill.Shard[:],
-		}
-		if e := fill.Estimate(); !math.IsInf(e, 0) {
-			j.EstimatedDistinct = &e
-		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(j)
+		return enc.Encode(bitcheck.NewReport(g.dir, m, fill))
 	}
 	writeStats(out, g.dir, m, fill)
 	return nil

@@ -1,0 +1,352 @@
+package api
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/signature"
+)
+
+// Options configure a Server. Zero fields take the defaults below.
+type Options struct {
+	MaxBatch int    // URLs per batch; default 100,000
+	MaxBody  int64  // bytes per request body; default 32 MiB
+	MaxURL   int    // bytes per URL; default 64 KiB
+	Token    string // when set, every endpoint but /healthz needs "Authorization: Bearer TOKEN"
+	// Observe, when set, is told about every request: the endpoint, the
+	// status code, how long it took, and the URLs found new and dup.
+	Observe func(endpoint string, code int, d time.Duration, nNew, nDup int)
+}
+
+const (
+	DefaultMaxBatch = 100_000
+	DefaultMaxBody  = 32 << 20
+	DefaultMaxURL   = 64 << 10
+	chunk           = 1024 // signatures decided at a time
+)
+
+// Server answers API requests against one state. It is safe for
+// concurrent use.
+type Server struct {
+	dir  *shardfile.Dir
+	set  *bitcheck.Set
+	opts Options
+	pool sync.Pool // *batch
+
+	statsMu   sync.Mutex
+	stats     []byte
+	statsTime time.Time
+}
+
+// batch is the per-request scratch space, reused through a pool.
+type batch struct {
+	signer *signature.Signer
+	body   []byte
+	urls   [][]byte
+	sigs   []signature.Signature
+	seen   []bool
+	out    []byte
+	strs   []string
+}
+
+// New returns a Server over the open state dir and its Set.
+func New(dir *shardfile.Dir, set *bitcheck.Set, opts *Options) *Server {
+	s := &Server{dir: dir, set: set}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.MaxBatch <= 0 {
+		s.opts.MaxBatch = DefaultMaxBatch
+	}
+	if s.opts.MaxBody <= 0 {
+		s.opts.MaxBody = DefaultMaxBody
+	}
+	if s.opts.MaxURL <= 0 {
+		s.opts.MaxURL = DefaultMaxURL
+	}
+	f := dir.Meta().Format
+	s.pool.New = func() any { return &batch{signer: signature.NewSigner(f.Algorithm, f.Mode)} }
+	return s
+}
+
+// Handler returns the API's routes.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/v1/check", s.wrap("check", s.check))
+	mux.Handle("/v1/stats", s.wrap("stats", s.statsHandler))
+	mux.Handle("/healthz", s.wrap("healthz", func(w http.ResponseWriter, r *http.Request) (int, int, int) {
+		io.WriteString(w, "ok\n")
+		return http.StatusOK, 0, 0
+	}))
+	return mux
+}
+
+// handlerFunc serves a request and returns its status and the URLs it
+// found new and dup.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) (code, nNew, nDup int)
+
+func (s *Server) wrap(name string, h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		var code, nNew, nDup int
+		if s.opts.Token != "" && name != "healthz" && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="urldedupd"`)
+			code = fail(w, http.StatusUnauthorized, "missing or wrong bearer token")
+		} else {
+			code, nNew, nDup = h(w, r)
+		}
+		if s.opts.Observe != nil {
+			s.opts.Observe(name, code, time.Since(start), nNew, nDup)
+		}
+	})
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	const prefix = "Bearer "
+	h := r.Header.Get("Authorization")
+	return len(h) > len(prefix) && h[:len(prefix)] == prefix &&
+		subtle.ConstantTimeCompare([]byte(h[len(prefix):]), []byte(s.opts.Token)) == 1
+}
+
+// fail writes a one-line error and returns its code.
+func fail(w http.ResponseWriter, code int, format string, args ...any) int {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, "error: "+format+"\n", args...)
+	return code
+}
+
+func (s *Server) check(w http.ResponseWriter, r *http.Request) (int, int, int) {
+	switch r.Method {
+	case http.MethodGet:
+		return s.checkOne(w, r)
+	case http.MethodPost:
+		return s.checkBatch(w, r)
+	}
+	w.Header().Set("Allow", "GET, POST")
+	return fail(w, http.StatusMethodNotAllowed, "%s not allowed: GET /v1/check?url=… or POST a batch", r.Method), 0, 0
+}
+
+func (s *Server) checkOne(w http.ResponseWriter, r *http.Request) (int, int, int) {
+	u := r.URL.Query().Get("url")
+	switch {
+	case u == "":
+		return fail(w, http.StatusBadRequest, "missing url parameter"), 0, 0
+	case len(u) > s.opts.MaxURL:
+		return fail(w, http.StatusBadRequest, "url is %d bytes, over the limit of %d", len(u), s.opts.MaxURL), 0, 0
+	}
+	b := s.pool.Get().(*batch)
+	defer s.pool.Put(b)
+	b.urls = append(b.urls[:0], []byte(u))
+	nNew, nDup := s.decide(b, dryRun(r))
+	verdict := "dup"
+	if nNew == 1 {
+		verdict = "new"
+	}
+	if wantsJSON(r.Header.Get("Accept")) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, "{\"result\":%q}\n", verdict)
+	} else {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, verdict+"\n")
+	}
+	return http.StatusOK, nNew, nDup
+}
+
+func dryRun(r *http.Request) bool {
+	v := r.URL.Query().Get("dry_run")
+	return v == "1" || v == "true"
+}
+
+func wantsJSON(v string) bool { return len(v) >= 16 && v[:16] == "application/json" }
+
+func (s *Server) checkBatch(w http.ResponseWriter, r *http.Request) (int, int, int) {
+	ct := r.Header.Get("Content-Type")
+	isJSON := wantsJSON(ct)
+	if ct != "" && !isJSON && !(len(ct) >= 10 && ct[:10] == "text/plain") {
+		return fail(w, http.StatusUnsupportedMediaType, "content type %q: send text/plain (one URL a line) or application/json (an array of strings)", ct), 0, 0
+	}
+	b := s.pool.Get().(*batch)
+	defer s.pool.Put(b)
+	var err error
+	if b.body, err = readBody(b.body[:0], http.MaxBytesReader(w, r.Body, s.opts.MaxBody)); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return fail(w, http.StatusRequestEntityTooLarge, "body over the limit of %d bytes", s.opts.MaxBody), 0, 0
+		}
+		return fail(w, http.StatusBadRequest, "reading the body: %v", err), 0, 0
+	}
+	if !utf8.Valid(b.body) {
+		return fail(w, http.StatusBadRequest, "body is not UTF-8"), 0, 0
+	}
+	if code := s.parseBatch(w, b, isJSON); code != 0 {
+		return code, 0, 0
+	}
+	nNew, nDup := s.decide(b, dryRun(r))
+	s.writeVerdicts(w, b, isJSON, nNew, nDup)
+	return http.StatusOK, nNew, nDup
+}
+
+func readBody(buf []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// parseBatch splits the body into b.urls; on a bad batch it writes the
+// error and returns its code.
+func (s *Server) parseBatch(w http.ResponseWriter, b *batch, isJSON bool) int {
+	b.urls = b.urls[:0]
+	if isJSON {
+		b.strs = b.strs[:0]
+		if err := json.Unmarshal(b.body, &b.strs); err != nil {
+			return fail(w, http.StatusBadRequest, "body is not a JSON array of strings: %v", err)
+		}
+		for _, u := range b.strs {
+			b.urls = append(b.urls, []byte(u))
+		}
+	} else {
+		body := b.body
+		for len(body) > 0 {
+			i := indexByte(body, '\n')
+			line := body[:i]
+			if i < len(body) {
+				body = body[i+1:]
+			} else {
+				body = nil
+			}
+			if len(line) > 0 && line[len(line)-1] == '\r' {
+				line = line[:len(line)-1]
+			}
+			if len(line) > 0 {
+				b.urls = append(b.urls, line)
+			}
+		}
+	}
+	switch {
+	case len(b.urls) == 0:
+		return fail(w, http.StatusBadRequest, "empty batch")
+	case len(b.urls) > s.opts.MaxBatch:
+		return fail(w, http.StatusRequestEntityTooLarge, "batch of %d URLs, over the limit of %d", len(b.urls), s.opts.MaxBatch)
+	}
+	for i, u := range b.urls {
+		if len(u) > s.opts.MaxURL {
+			return fail(w, http.StatusBadRequest, "URL %d is %d bytes, over the limit of %d", i+1, len(u), s.opts.MaxURL)
+		}
+	}
+	return 0
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// decide signs and decides b.urls into b.seen.
+func (s *Server) decide(b *batch, dry bool) (nNew, nDup int) {
+	n := len(b.urls)
+	if cap(b.sigs) < n {
+		b.sigs, b.seen = make([]signature.Signature, n), make([]bool, n)
+	}
+	b.sigs, b.seen = b.sigs[:n], b.seen[:n]
+	for i, u := range b.urls {
+		b.sigs[i], _ = b.signer.Sign(u)
+	}
+	for i := 0; i < n; i += chunk {
+		end := min(i+chunk, n)
+		if dry {
+			s.set.TestBatch(b.sigs[i:end], b.seen[i:end])
+		} else {
+			nNew += s.set.TestAndSetBatch(b.sigs[i:end], b.seen[i:end])
+		}
+	}
+	if dry {
+		for _, seen := range b.seen {
+			if !seen {
+				nNew++
+			}
+		}
+	}
+	return nNew, n - nNew
+}
+
+func (s *Server) writeVerdicts(w http.ResponseWriter, b *batch, isJSON bool, nNew, nDup int) {
+	out := b.out[:0]
+	if isJSON {
+		w.Header().Set("Content-Type", "application/json")
+		out = append(out, `{"results":[`...)
+		for i, seen := range b.seen {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			if seen {
+				out = append(out, `"dup"`...)
+			} else {
+				out = append(out, `"new"`...)
+			}
+		}
+		out = append(out, `],"new":`...)
+		out = strconv.AppendInt(out, int64(nNew), 10)
+		out = append(out, `,"dup":`...)
+		out = strconv.AppendInt(out, int64(nDup), 10)
+		out = append(out, "}\n"...)
+	} else {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		for _, seen := range b.seen {
+			if seen {
+				out = append(out, "dup\n"...)
+			} else {
+				out = append(out, "new\n"...)
+			}
+		}
+	}
+	b.out = out
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	w.Write(out)
+}
+
+// statsHandler answers /v1/stats, counting the bits at most once a second.
+func (s *Server) statsHandler(w http.ResponseWriter, r *http.Request) (int, int, int) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		return fail(w, http.StatusMethodNotAllowed, "%s not allowed", r.Method), 0, 0
+	}
+	s.statsMu.Lock()
+	if time.Since(s.statsTime) > time.Second {
+		rep := bitcheck.NewReport(s.dir.Path(), s.dir.Meta(), s.set.Fill())
+		s.stats, _ = json.Marshal(rep)
+		s.stats = append(s.stats, '\n')
+		s.statsTime = time.Now()
+	}
+	body := s.stats
+	s.statsMu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+	return http.StatusOK, 0, 0
+}
+
