@@ -349,4 +349,3 @@ func (s *Server) statsHandler(w http.ResponseWriter, r *http.Request) (int, int,
 	w.Write(body)
 	return http.StatusOK, 0, 0
 }
-

@@ -25,6 +25,9 @@ const (
 	// JSON writes every request as one JSON object per line, with the
 	// fields ts, src, dst, method, url and new.
 	JSON
+	// NewJSON writes the requests whose URL is new, as JSON: the event log
+	// of `urldedupd serve`.
+	NewJSON
 )
 
 // Counts are the requests a Log has decided.
@@ -95,6 +98,11 @@ func (l *Log) Request(r *capture.Request) {
 		b = append(append(b, r.URL...), '\n')
 	case JSON:
 		b = appendJSON(b, r, !seen)
+	case NewJSON:
+		if seen {
+			return
+		}
+		b = appendJSON(b, r, true)
 	}
 	l.buf = b
 	_, l.err = l.w.Write(b)

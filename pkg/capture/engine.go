@@ -42,6 +42,9 @@ type Engine struct {
 	// Idle, when set, is called when a live source had no frame within
 	// its poll timeout: a moment to flush output.
 	Idle func()
+	// Tick, when set, is called from Run every 4096 frames, when idle and
+	// at the end: a moment to publish Stats to other goroutines.
+	Tick func()
 }
 
 // NewEngine returns an Engine that calls emit for every request found.
@@ -94,10 +97,16 @@ func (e *Engine) Run(ctx context.Context, src Source) error {
 			if err = ctx.Err(); err != nil {
 				break
 			}
+			if n&4095 == 0 && e.Tick != nil {
+				e.Tick()
+			}
 		}
 		if err = src.Next(&e.pkt); errors.Is(err, ErrNoPacket) {
 			if e.Idle != nil {
 				e.Idle()
+			}
+			if e.Tick != nil {
+				e.Tick()
 			}
 			if err = ctx.Err(); err != nil {
 				break
@@ -110,6 +119,9 @@ func (e *Engine) Run(ctx context.Context, src Source) error {
 	}
 	e.stats.KernelDrops = src.Drops()
 	e.asm.Flush()
+	if e.Tick != nil {
+		e.Tick()
+	}
 	if errors.Is(err, io.EOF) {
 		return nil
 	}
