@@ -51,7 +51,7 @@ $XDG_STATE_HOME/urldedupd, else ~/.local/state/urldedupd.`,
 	root.PersistentFlags().StringVarP(&g.dir, "dir", "d", defaultDir(),
 		"state directory (default: $URLDEDUPD_DIR, $XDG_STATE_HOME/urldedupd or ~/.local/state/urldedupd)")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newInitCommand(g), newFilterCommand(g), newCheckCommand(g), newStatsCommand(g), newReplayCommand(g), newCaptureCommand(g), newMergeCommand(g), newSnapshotCommand(g))
+	root.AddCommand(newInitCommand(g), newFilterCommand(g), newCheckCommand(g), newStatsCommand(g), newReplayCommand(g), newCaptureCommand(g), newMergeCommand(g), newSnapshotCommand(g), newServeCommand(g))
 	return root
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -169,12 +170,23 @@ func dryRun(r *http.Request) bool {
 	return v == "1" || v == "true"
 }
 
-func wantsJSON(v string) bool { return len(v) >= 16 && v[:16] == "application/json" }
+func wantsJSON(v string) bool { return strings.HasPrefix(v, "application/json") }
+
+// isText reports whether a batch of this content type is read as lines:
+// text/plain, and what curl --data-binary and generic clients send.
+func isText(ct string) bool {
+	for _, p := range []string{"text/plain", "application/x-www-form-urlencoded", "application/octet-stream"} {
+		if strings.HasPrefix(ct, p) {
+			return true
+		}
+	}
+	return false
+}
 
 func (s *Server) checkBatch(w http.ResponseWriter, r *http.Request) (int, int, int) {
 	ct := r.Header.Get("Content-Type")
 	isJSON := wantsJSON(ct)
-	if ct != "" && !isJSON && !(len(ct) >= 10 && ct[:10] == "text/plain") {
+	if ct != "" && !isJSON && !isText(ct) {
 		return fail(w, http.StatusUnsupportedMediaType, "content type %q: send text/plain (one URL a line) or application/json (an array of strings)", ct), 0, 0
 	}
 	b := s.pool.Get().(*batch)

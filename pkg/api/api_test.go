@@ -55,6 +55,9 @@ func TestCheck(t *testing.T) {
 	if code != 200 || body != "{\"results\":[\"dup\",\"new\",\"dup\"],\"new\":1,\"dup\":2}\n" {
 		t.Fatalf("JSON batch: %d %q", code, body)
 	}
+	if code, body = do(t, "POST", u, "application/x-www-form-urlencoded", "http://a.example/\n"); code != 200 || body != "dup\n" {
+		t.Fatalf("curl's default content type: %d %q", code, body)
+	}
 	code, body = do(t, "POST", u+"?dry_run=1", "", "http://d.example/\nhttp://a.example/\n")
 	if code != 200 || body != "new\ndup\n" {
 		t.Fatalf("dry run: %d %q", code, body)

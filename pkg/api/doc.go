@@ -4,7 +4,8 @@
 // # Endpoints
 //
 //	POST /v1/check[?dry_run=1]  a batch of URLs: newline-separated text
-//	                            (text/plain, the default) or a JSON array of
+//	                            (text/plain, the default; also what curl
+//	                            --data-binary sends) or a JSON array of
 //	                            strings (application/json). Each URL is
 //	                            tested and set (dry_run: only tested); the
 //	                            answer has one verdict per URL, in order:

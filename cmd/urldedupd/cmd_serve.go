@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/urldedupd/urldedupd/pkg/api"
+	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/capture"
+	"github.com/urldedupd/urldedupd/pkg/daemon"
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
+)
+
+type serveOptions struct {
+	config      string
+	ifaces      []string
+	bpf         string
+	events      string
+	socket      string
+	socketMode  uint32
+	listen      string
+	allowRemote bool
+	token       string
+	user        string
+	flush       time.Duration
+	maxBatch    int
+	maxLine     int
+	logFormat   string
+}
+
+func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.config, "config", "", `config file: "flag = value" lines, e.g. "iface = eth1" (flags and $URLDEDUPD_* win)`)
+	fs.StringArrayVarP(&o.ifaces, "iface", "i", nil, "capture from this interface (repeatable; none: API only)")
+	fs.StringVar(&o.bpf, "bpf", "", "capture filter for every interface, in tcpdump syntax")
+	fs.StringVar(&o.events, "events", "-", "event log: first-seen requests as JSON lines (- for stdout); SIGHUP reopens it")
+	fs.StringVar(&o.socket, "socket", "", "Unix socket of the API (default: api.sock in the state directory; \"none\" for none)")
+	fs.Uint32Var(&o.socketMode, "socket-mode", 0o660, "permissions of the Unix socket")
+	fs.StringVar(&o.listen, "listen", "", "also serve the API on this TCP address (loopback unless --allow-remote)")
+	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow --listen on a non-loopback address (needs --token)")
+	fs.StringVar(&o.token, "token", "", "bearer token the API requires (best set as $URLDEDUPD_TOKEN)")
+	fs.StringVar(&o.user, "user", "", "switch to this user after opening the capture sockets and listeners")
+	fs.DurationVar(&o.flush, "flush-interval", time.Second, "sync the state to disk this often (what a power loss can take)")
+	fs.IntVar(&o.maxBatch, "max-batch", api.DefaultMaxBatch, "most URLs in one API batch")
+	fs.IntVar(&o.maxLine, "max-line", capture.DefaultAssemblerOptions.MaxLine, "longest request or header line kept, in bytes")
+	fs.StringVar(&o.logFormat, "log-format", "auto", "log format on stderr: text, json, or auto (text on a terminal)")
+}
+
+func newServeCommand(g *globalOptions) *cobra.Command {
+	o := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Run the daemon: capture sources, the local API and metrics over one state",
+		Long: `Run until SIGINT or SIGTERM:
+  - capture from each --iface (with --bpf), writing each request whose URL is
+    new to the event log (--events) as a JSON line; SIGHUP reopens the log
+    for logrotate. A source that fails (interface gone) is logged and its
+    urldedupd_source_up metric drops to 0; the API keeps serving;
+  - serve the API over HTTP/1.1 on a Unix socket (--socket, mode 0660) and
+    optionally TCP (--listen): POST /v1/check (a batch, text lines or a JSON
+    array; ?dry_run=1 only tests), GET /v1/check?url=U, GET /v1/stats,
+    GET /healthz, and Prometheus metrics on GET /metrics.
+On SIGINT/SIGTERM it stops the sources, drains in-flight requests, syncs the
+state and exits 0.
+
+Configuration, highest precedence first: flags; environment variables
+URLDEDUPD_<FLAG> (upper case, dashes as underscores: URLDEDUPD_IFACE,
+URLDEDUPD_TOKEN, URLDEDUPD_DIR); a config file (--config) of
+"flag = value" lines, a repeated name for a repeatable flag:
+
+    dir = /var/lib/urldedupd
+    iface = eth1
+    iface = eth2
+    bpf = tcp port 80 or tcp port 8080
+    events = /var/log/urldedupd/events.jsonl
+
+The API binds to the Unix socket and loopback only; a non-loopback --listen
+needs --allow-remote and --token.`,
+		Example: `  urldedupd serve --iface eth1 --events /var/log/urldedupd/events.jsonl
+  urldedupd serve --socket /run/urldedupd/api.sock          # API only
+  curl --unix-socket /run/urldedupd/api.sock --data-binary @urls.txt http://x/v1/check`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyEnvAndConfig(cmd.Flags(), o.config); err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), g, o)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func newLogger(format string) *slog.Logger {
+	if format == "text" || format == "auto" && isTerminal(os.Stderr) {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, nil))
+}
+
+func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error) {
+	log := newLogger(o.logFormat)
+	dir, err := shardfile.Open(g.dir, &shardfile.Options{Create: true, FlushInterval: o.flush})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, dir.Close()) }()
+	events, err := daemon.OpenEventLog(o.events)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, events.Close()) }()
+	cfg := daemon.Config{
+		Capture: capture.Options{Assembler: capture.AssemblerOptions{MaxLine: o.maxLine}},
+		Events:  events, Socket: o.socket, SocketMode: os.FileMode(o.socketMode),
+		Listen: o.listen, AllowRemote: o.allowRemote, Token: o.token,
+		API: api.Options{MaxBatch: o.maxBatch}, Logger: log,
+	}
+	switch cfg.Socket {
+	case "":
+		cfg.Socket = filepath.Join(g.dir, "api.sock")
+	case "none":
+		cfg.Socket = ""
+	}
+	for _, i := range o.ifaces {
+		cfg.Sources = append(cfg.Sources, daemon.SourceConfig{Iface: i, BPF: o.bpf})
+	}
+	d, err := daemon.New(dir, bitcheck.New(dir), cfg)
+	if err != nil {
+		return err
+	}
+	if o.user != "" {
+		if err := daemon.DropPrivileges(o.user); err != nil {
+			return err
+		}
+		log.Info("privileges dropped", "user", o.user)
+	}
+	return d.Run(ctx)
+}

@@ -1,0 +1,247 @@
+package daemon
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/urldedupd/urldedupd/pkg/api"
+	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/capture"
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
+)
+
+// Config configures a Daemon.
+type Config struct {
+	Sources []SourceConfig
+	Capture capture.Options
+	// Events is where first-seen requests go, as JSON lines.
+	Events *EventLog
+	// Socket is the Unix socket of the API ("" for none), created with
+	// SocketMode (0660 when zero).
+	Socket     string
+	SocketMode os.FileMode
+	// Listen is an optional TCP address for the API. A non-loopback one
+	// needs AllowRemote and Token.
+	Listen      string
+	AllowRemote bool
+	Token       string
+	API         api.Options
+	// ShutdownTimeout bounds the drain of in-flight requests; zero means
+	// 10 seconds.
+	ShutdownTimeout time.Duration
+	Logger          *slog.Logger
+}
+
+// Errors of New.
+var (
+	ErrRemoteNeedsFlag  = errors.New("listening on a non-loopback address needs --allow-remote")
+	ErrRemoteNeedsToken = errors.New("listening on a non-loopback address needs a bearer token")
+	ErrSocketInUse      = errors.New("socket is in use by a running process")
+)
+
+// Daemon is a configured `serve`: its sockets are open, so privileges can
+// be dropped before Run.
+type Daemon struct {
+	cfg       Config
+	dir       *shardfile.Dir
+	set       *bitcheck.Set
+	sources   []*source
+	listeners []net.Listener
+	metrics   *metrics
+	log       *slog.Logger
+}
+
+// New opens the capture sources and the listeners. On error it closes what
+// it opened.
+func New(dir *shardfile.Dir, set *bitcheck.Set, cfg Config) (d *Daemon, err error) {
+	d = &Daemon{cfg: cfg, dir: dir, set: set, log: cfg.Logger}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	defer func() {
+		if err != nil {
+			d.closeAll()
+		}
+	}()
+	if cfg.Listen != "" {
+		if err := checkListen(cfg); err != nil {
+			return nil, err
+		}
+	}
+	for _, sc := range cfg.Sources {
+		live, err := capture.OpenLive(sc.Iface, &capture.LiveOptions{BPF: sc.BPF})
+		if err != nil {
+			return nil, err
+		}
+		d.sources = append(d.sources, &source{cfg: sc, live: live})
+	}
+	if cfg.Socket != "" {
+		l, err := listenUnix(cfg.Socket, cfg.SocketMode)
+		if err != nil {
+			return nil, err
+		}
+		d.listeners = append(d.listeners, l)
+	}
+	if cfg.Listen != "" {
+		l, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("daemon: listen %s: %w", cfg.Listen, err)
+		}
+		d.listeners = append(d.listeners, l)
+	}
+	d.metrics = newMetrics(d)
+	return d, nil
+}
+
+func checkListen(cfg Config) error {
+	host, _, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("daemon: --listen %q: %w", cfg.Listen, err)
+	}
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	switch {
+	case !cfg.AllowRemote:
+		return fmt.Errorf("daemon: --listen %s: %w", cfg.Listen, ErrRemoteNeedsFlag)
+	case cfg.Token == "":
+		return fmt.Errorf("daemon: --listen %s: %w", cfg.Listen, ErrRemoteNeedsToken)
+	}
+	return nil
+}
+
+// listenUnix listens on a Unix socket, replacing a stale socket file left
+// by a process that died, but never one a live process serves.
+func listenUnix(path string, mode os.FileMode) (net.Listener, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("daemon: socket %s: exists and is not a socket", path)
+		}
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("daemon: socket %s: %w", path, ErrSocketInUse)
+		}
+		os.Remove(path)
+	}
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("daemon: listen %s: %w", path, err)
+	}
+	if mode == 0 {
+		mode = 0o660
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("daemon: socket %s: %w", path, err)
+	}
+	return l, nil
+}
+
+func (d *Daemon) closeAll() {
+	for _, s := range d.sources {
+		s.live.Close()
+	}
+	for _, l := range d.listeners {
+		l.Close()
+	}
+}
+
+// Run serves until ctx ends: then it stops the sources, drains in-flight
+// API requests (up to ShutdownTimeout), flushes the event log and syncs the
+// state. SIGHUP reopens the event log.
+func (d *Daemon) Run(ctx context.Context) error {
+	apiOpts := d.cfg.API
+	apiOpts.Token = d.cfg.Token
+	apiOpts.Observe = d.metrics.observe
+	mux := http.NewServeMux()
+	apiHandler := api.New(d.dir, d.set, &apiOpts).Handler()
+	mux.Handle("/v1/", apiHandler)
+	mux.Handle("/healthz", apiHandler)
+	mux.Handle("/metrics", d.protect(promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{})))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+
+	srcCtx, stopSources := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	f := d.dir.Meta().Format
+	for _, s := range d.sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.run(srcCtx, d.set, f.Algorithm, f.Mode, d.cfg.Events, &d.cfg.Capture, d.log)
+		}()
+	}
+	serveErr := make(chan error, len(d.listeners))
+	for _, l := range d.listeners {
+		d.log.Info("API listening", "addr", l.Addr().String())
+		go func() { serveErr <- srv.Serve(l) }()
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	flush := time.NewTicker(time.Second)
+	defer flush.Stop()
+
+	var err error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-hup:
+			if err := d.cfg.Events.Reopen(); err != nil {
+				d.log.Error("reopening the event log", "err", err)
+			} else {
+				d.log.Info("event log reopened")
+			}
+		case <-flush.C:
+			_ = d.cfg.Events.Flush()
+		case e := <-serveErr:
+			if !errors.Is(e, http.ErrServerClosed) {
+				err = e
+				break loop
+			}
+		}
+	}
+	d.log.Info("shutting down")
+	stopSources()
+	wg.Wait()
+	timeout := d.cfg.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	err = errors.Join(err, srv.Shutdown(sctx), d.cfg.Events.Flush(), d.dir.Sync())
+	if d.cfg.Socket != "" {
+		os.Remove(d.cfg.Socket)
+	}
+	return err
+}
+
+// protect applies the bearer token to /metrics when one is set.
+func (d *Daemon) protect(h http.Handler) http.Handler {
+	if d.cfg.Token == "" {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, []byte("Bearer "+d.cfg.Token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="urldedupd"`)
+			http.Error(w, "error: missing or wrong bearer token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

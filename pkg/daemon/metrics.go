@@ -1,0 +1,134 @@
+package daemon
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+)
+
+// metrics holds the daemon's Prometheus metrics: API counters and latency
+// updated as requests are served, and a collector that reads the sources'
+// published figures and the state's fill at scrape time.
+type metrics struct {
+	reg         *prometheus.Registry
+	apiRequests *prometheus.CounterVec
+	apiLatency  *prometheus.HistogramVec
+	apiURLs     *prometheus.CounterVec
+}
+
+func newMetrics(d *Daemon) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		apiRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "urldedupd_api_requests_total", Help: "API requests by endpoint and status code.",
+		}, []string{"endpoint", "code"}),
+		apiLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "urldedupd_api_request_duration_seconds", Help: "API request latency by endpoint.",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 4, 10),
+		}, []string{"endpoint"}),
+		apiURLs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "urldedupd_api_urls_total", Help: "URLs decided through the API, by result (new, dup).",
+		}, []string{"result"}),
+	}
+	m.reg.MustRegister(m.apiRequests, m.apiLatency, m.apiURLs, &collector{d: d})
+	return m
+}
+
+func (m *metrics) observe(endpoint string, code int, d time.Duration, nNew, nDup int) {
+	m.apiRequests.WithLabelValues(endpoint, codeLabel(code)).Inc()
+	m.apiLatency.WithLabelValues(endpoint).Observe(d.Seconds())
+	if nNew > 0 {
+		m.apiURLs.WithLabelValues("new").Add(float64(nNew))
+	}
+	if nDup > 0 {
+		m.apiURLs.WithLabelValues("dup").Add(float64(nDup))
+	}
+}
+
+func codeLabel(code int) string {
+	switch code {
+	case 200:
+		return "200"
+	case 400:
+		return "400"
+	case 401:
+		return "401"
+	case 405:
+		return "405"
+	case 413:
+		return "413"
+	case 415:
+		return "415"
+	}
+	return "other"
+}
+
+var (
+	descPackets  = srcDesc("packets_total", "Frames captured.")
+	descBytes    = srcDesc("bytes_total", "Bytes captured.")
+	descRequests = srcDesc("requests_total", "HTTP requests found.")
+	descNew      = srcDesc("new_total", "Requests whose URL was new.")
+	descDup      = srcDesc("duplicates_total", "Requests whose URL was seen before.")
+	descParseErr = srcDesc("parse_errors_total", "HTTP parse errors (junk runs, bad framing).")
+	descGaps     = srcDesc("reassembly_gaps_total", "Holes in TCP streams given up on.")
+	descDrops    = srcDesc("kernel_drops_total", "Frames the kernel dropped (ring full).")
+	descUp       = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
+	descFill     = prometheus.NewDesc("urldedupd_fill_ratio", "Fraction of the 2^32 bits set: the chance a new URL is reported as a duplicate.", nil, nil)
+	descDistinct = prometheus.NewDesc("urldedupd_estimated_distinct_urls", "Distinct URLs recorded, by linear counting.", nil, nil)
+	descBitsSet  = prometheus.NewDesc("urldedupd_bits_set", "Bits set in the bitmap.", nil, nil)
+)
+
+func srcDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc("urldedupd_capture_"+name, help, []string{"source"}, nil)
+}
+
+// collector reports the sources' figures and the state's fill. The fill
+// reads all 512 MiB, so it is counted at most every 10 seconds.
+type collector struct {
+	d        *Daemon
+	mu       sync.Mutex
+	fill     bitcheck.Fill
+	fillTime time.Time
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descPackets, descBytes, descRequests, descNew, descDup, descParseErr,
+		descGaps, descDrops, descUp, descFill, descDistinct, descBitsSet} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.d.sources {
+		st, cnt := s.snapshot()
+		name := s.cfg.Iface
+		counter := func(d *prometheus.Desc, v uint64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), name)
+		}
+		counter(descPackets, st.Packets)
+		counter(descBytes, st.Bytes)
+		counter(descRequests, cnt.Requests)
+		counter(descNew, cnt.New)
+		counter(descDup, cnt.Dup)
+		counter(descParseErr, st.Assembler.ParseErrors)
+		counter(descGaps, st.Assembler.Gaps)
+		counter(descDrops, st.KernelDrops)
+		up := 0.0
+		if s.up.Load() {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up, name)
+	}
+	c.mu.Lock()
+	if time.Since(c.fillTime) > 10*time.Second {
+		c.fill, c.fillTime = c.d.set.Fill(), time.Now()
+	}
+	f := c.fill
+	c.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(descFill, prometheus.GaugeValue, f.Ratio())
+	ch <- prometheus.MustNewConstMetric(descDistinct, prometheus.GaugeValue, f.Estimate())
+	ch <- prometheus.MustNewConstMetric(descBitsSet, prometheus.GaugeValue, float64(f.Total()))
+}
