@@ -14,6 +14,9 @@ var (
 	// ErrLinkType is returned for a link layer this package cannot decode.
 	ErrLinkType = errors.New("unsupported link type")
 
+	// ErrInterfaceGone is returned by a live Source whose interface was
+	// deleted (or replaced by another of the same name).
+	ErrInterfaceGone = errors.New("interface is gone")
 	// ErrNoPacket is returned by a live Source's Next when no frame came
 	// within its poll timeout; it is not an error to stop on.
 	ErrNoPacket = errors.New("no packet yet")

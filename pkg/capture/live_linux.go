@@ -28,10 +28,12 @@ type LiveOptions struct {
 // memory-mapped TPACKET_V3 ring: no copy from the kernel, and the kernel's
 // drop count is read from the socket.
 type LiveSource struct {
-	tp    *afpacket.TPacket
-	iface string
-	link  layers.LinkType
-	drops uint64
+	tp      *afpacket.TPacket
+	iface   string
+	index   int
+	link    layers.LinkType
+	drops   uint64
+	checked time.Time // when the interface was last seen to exist
 }
 
 const (
@@ -70,7 +72,7 @@ func OpenLive(iface string, opts *LiveOptions) (*LiveSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: open %s: %w", iface, err)
 	}
-	s := &LiveSource{tp: tp, iface: iface, link: link}
+	s := &LiveSource{tp: tp, iface: iface, index: ifi.Index, link: link, checked: time.Now()}
 	if opts.BPF != "" {
 		prog, err := compileBPF(opts.BPF, link)
 		if err == nil {
@@ -94,6 +96,14 @@ func (s *LiveSource) Next(p *Packet) error {
 	data, ci, err := s.tp.ZeroCopyReadPacketData()
 	switch {
 	case errors.Is(err, afpacket.ErrTimeout), errors.Is(err, afpacket.ErrPoll):
+		// A socket bound to a deleted interface just goes quiet: look,
+		// at most once a second, whether it is still there.
+		if time.Since(s.checked) >= time.Second {
+			if ifi, err := net.InterfaceByIndex(s.index); err != nil || ifi.Name != s.iface {
+				return fmt.Errorf("capture: %s: %w", s.iface, ErrInterfaceGone)
+			}
+			s.checked = time.Now()
+		}
 		return ErrNoPacket
 	case err != nil:
 		return fmt.Errorf("capture: %s: %w", s.iface, err)

@@ -1,0 +1,141 @@
+package main_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// eventURLs reads an event log's records, failing on a malformed one.
+func eventURLs(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var urls []string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if l == "" {
+			continue
+		}
+		var r struct {
+			URL string `json:"url"`
+			New bool   `json:"new"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil || !r.New {
+			t.Fatalf("%s: record %q: %v", path, l, err)
+		}
+		urls = append(urls, r.URL)
+	}
+	return urls
+}
+
+func waitLines(t *testing.T, path string, n int) []string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		urls := eventURLs(t, path)
+		if len(urls) >= n || time.Now().After(deadline) {
+			return urls
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// serve captures on a veth into its event log; the log is renamed and
+// SIGHUP sent: later events go to a new file at the old path, none lost.
+func TestServeEventsSIGHUP(t *testing.T) {
+	srv, cli, srvIf := netns(t)
+	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080"))
+	tmp := t.TempDir()
+	dir, events := filepath.Join(tmp, "state"), filepath.Join(tmp, "events.jsonl")
+	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
+		t.Fatal(stderr)
+	}
+	cmd, sock := serveIn(t, []string{"ip", "netns", "exec", srv}, dir, "--iface", srvIf, "--bpf", "tcp port 8080", "--events", events)
+	for i := 0; ; i++ { // the HTTP server is up; bounded wait
+		out, _ := exec.Command("ip", "netns", "exec", srv, "ss", "-ltnH", "sport = :8080").Output()
+		if strings.Contains(string(out), "LISTEN") {
+			break
+		}
+		if i == 100 {
+			t.Fatal("server did not start")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	fetch := func(from, to int) {
+		var cfg strings.Builder
+		for i := from; i < to; i++ {
+			fmt.Fprintf(&cfg, "url = \"http://192.0.2.1:8080/hup/%d\"\n", i)
+		}
+		p := filepath.Join(tmp, fmt.Sprintf("curl-%d.cfg", from))
+		os.WriteFile(p, []byte(cfg.String()), 0o644)
+		if out, err := exec.Command("ip", "netns", "exec", cli, "curl", "-s", "--max-time", "30", "-o", "/dev/null", "-K", p).CombinedOutput(); err != nil {
+			t.Fatalf("curl: %v %s", err, out)
+		}
+	}
+	fetch(0, 200)
+	if got := waitLines(t, events, 200); len(got) != 200 {
+		t.Fatalf("before SIGHUP: %d events", len(got))
+	}
+	if err := os.Rename(events, events+".1"); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(syscall.SIGHUP)
+	time.Sleep(300 * time.Millisecond)
+	fetch(200, 400)
+	after := waitLines(t, events, 200)
+	before := eventURLs(t, events+".1")
+	if len(before) != 200 || len(after) != 200 {
+		t.Fatalf("rotated file %d events, new file %d; want 200 and 200", len(before), len(after))
+	}
+	for i, u := range after {
+		if want := fmt.Sprintf("http://192.0.2.1:8080/hup/%d", 200+i); u != want {
+			t.Fatalf("new file event %d: %s, want %s", i, u, want)
+		}
+	}
+
+	// The interface goes away: the source is down, the API still serves.
+	c := unixClient(sock)
+	up := func() string {
+		resp, err := c.Get("http://urldedupd/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "urldedupd_source_up{") {
+				return l
+			}
+		}
+		return ""
+	}
+	if l := up(); !strings.HasSuffix(l, " 1") {
+		t.Fatalf("source before: %q", l)
+	}
+	if out, err := exec.Command("ip", "-n", srv, "link", "del", srvIf).CombinedOutput(); err != nil {
+		t.Fatalf("ip link del: %v %s", err, out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.HasSuffix(up(), " 0") {
+		if time.Now().After(deadline) {
+			t.Fatalf("source still up after its interface was deleted: %q", up())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code, body := post(t, c, "/v1/check", "http://after-failure.example/\n"); code != 200 || body != "new\n" {
+		t.Fatalf("API after the source failed: %d %q", code, body)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve exit: %v", err)
+	}
+}
