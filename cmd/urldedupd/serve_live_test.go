@@ -139,3 +139,52 @@ func TestServeEventsSIGHUP(t *testing.T) {
 		t.Fatalf("serve exit: %v", err)
 	}
 }
+
+// serve started as root drops to --user after opening its sockets, and
+// capture and the state keep working.
+func TestServeDropsPrivileges(t *testing.T) {
+	srv, cli, srvIf := netns(t)
+	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080"))
+	tmp := t.TempDir()
+	os.Chmod(tmp, 0o755)
+	dir, events := filepath.Join(tmp, "state"), filepath.Join(tmp, "events.jsonl")
+	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
+		t.Fatal(stderr)
+	}
+	cmd, sock := serveIn(t, []string{"ip", "netns", "exec", srv}, dir, "--iface", srvIf, "--events", events, "--user", "nobody")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+		if strings.Contains(string(status), "\nUid:\t65534\t65534\t65534\t65534") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve still runs as:\n%s", status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for i := 0; ; i++ {
+		out, _ := exec.Command("ip", "netns", "exec", srv, "ss", "-ltnH", "sport = :8080").Output()
+		if strings.Contains(string(out), "LISTEN") {
+			break
+		}
+		if i == 100 {
+			t.Fatal("server did not start")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if out, err := exec.Command("ip", "netns", "exec", cli, "curl", "-s", "-o", "/dev/null", "--max-time", "10",
+		"http://192.0.2.1:8080/as-nobody").CombinedOutput(); err != nil {
+		t.Fatalf("curl: %v %s", err, out)
+	}
+	if got := waitLines(t, events, 1); len(got) != 1 || got[0] != "http://192.0.2.1:8080/as-nobody" {
+		t.Fatalf("events after dropping privileges: %q", got)
+	}
+	if code, body := post(t, unixClient(sock), "/v1/check", "http://192.0.2.1:8080/as-nobody\n"); code != 200 || body != "dup\n" {
+		t.Fatalf("API as nobody: %d %q", code, body)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve exit: %v", err)
+	}
+}
