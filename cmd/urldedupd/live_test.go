@@ -101,16 +101,7 @@ func TestCaptureLive(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("capture did not start")
 	}
-	for i := 0; ; i++ { // the server is up; bounded wait
-		out, _ := exec.Command("ip", "netns", "exec", srv, "ss", "-ltnH", "sport = :8080").Output()
-		if strings.Contains(string(out), "LISTEN") {
-			break
-		}
-		if i == 100 {
-			t.Fatal("server did not start")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitListen(t, srv, 8080)
 
 	var cfg strings.Builder
 	for i := range 1000 {
@@ -166,4 +157,20 @@ func TestCaptureLive(t *testing.T) {
 		t.Fatalf("summary:\n%s", summary)
 	}
 	t.Logf("summary: %s", strings.TrimSpace(summary))
+}
+
+// waitListen waits, bounded, until something listens on TCP port in the
+// network namespace ns.
+func waitListen(t *testing.T, ns string, port int) {
+	t.Helper()
+	for i := 0; ; i++ {
+		out, _ := exec.Command("ip", "netns", "exec", ns, "ss", "-ltnH", fmt.Sprintf("sport = :%d", port)).Output()
+		if strings.Contains(string(out), "LISTEN") {
+			return
+		}
+		if i == 100 {
+			t.Fatalf("nothing listens on port %d in %s", port, ns)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

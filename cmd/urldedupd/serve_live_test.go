@@ -60,16 +60,7 @@ func TestServeEventsSIGHUP(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	cmd, sock := serveIn(t, []string{"ip", "netns", "exec", srv}, dir, "--iface", srvIf, "--bpf", "tcp port 8080", "--events", events)
-	for i := 0; ; i++ { // the HTTP server is up; bounded wait
-		out, _ := exec.Command("ip", "netns", "exec", srv, "ss", "-ltnH", "sport = :8080").Output()
-		if strings.Contains(string(out), "LISTEN") {
-			break
-		}
-		if i == 100 {
-			t.Fatal("server did not start")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitListen(t, srv, 8080)
 	fetch := func(from, to int) {
 		var cfg strings.Builder
 		for i := from; i < to; i++ {
@@ -163,16 +154,7 @@ func TestServeDropsPrivileges(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	for i := 0; ; i++ {
-		out, _ := exec.Command("ip", "netns", "exec", srv, "ss", "-ltnH", "sport = :8080").Output()
-		if strings.Contains(string(out), "LISTEN") {
-			break
-		}
-		if i == 100 {
-			t.Fatal("server did not start")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitListen(t, srv, 8080)
 	if out, err := exec.Command("ip", "netns", "exec", cli, "curl", "-s", "-o", "/dev/null", "--max-time", "10",
 		"http://192.0.2.1:8080/as-nobody").CombinedOutput(); err != nil {
 		t.Fatalf("curl: %v %s", err, out)
