@@ -53,6 +53,9 @@ and the exit code is 0. Needs CAP_NET_RAW (root, or setcap on the binary).`,
 }
 
 func runCapture(ctx context.Context, g *globalOptions, o *liveOptions, stdout, stderr io.Writer) error {
+	if g.backend != "" {
+		return usageError(errLocalOnly)
+	}
 	if _, err := o.format(); err != nil { // usage errors before opening anything
 		return err
 	}

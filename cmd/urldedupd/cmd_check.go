@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
 func newCheckCommand(g *globalOptions) *cobra.Command {
@@ -34,12 +36,23 @@ func runCheck(g *globalOptions, urls []string, out io.Writer) error {
 	} else {
 		defer st.Close()
 	}
-	for _, u := range urls {
+	sigs := make([]signature.Signature, 0, len(urls))
+	if st != nil {
+		for _, u := range urls {
+			sig, _ := st.signer.Sign([]byte(u))
+			sigs = append(sigs, sig)
+		}
+	}
+	seen := make([]bool, len(urls))
+	if st != nil {
+		if err := st.decider.Decide(context.Background(), sigs, seen, true); err != nil {
+			return err
+		}
+	}
+	for i, u := range urls {
 		verdict := "new"
-		if st != nil {
-			if sig, _ := st.signer.Sign([]byte(u)); st.set.Test(sig) {
-				verdict = "dup"
-			}
+		if seen[i] {
+			verdict = "dup"
 		}
 		if _, err := fmt.Fprintf(out, "%s\t%s\n", verdict, u); err != nil {
 			return err

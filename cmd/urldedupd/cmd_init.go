@@ -55,6 +55,14 @@ func runInit(g *globalOptions, o *initOptions, out io.Writer) error {
 		return usageError(err)
 	}
 	f := shardfile.Format{Algorithm: alg, Mode: mode}
+	if g.backend != "" {
+		st, err := openRedis(g, &shardfile.Options{Create: true, Format: &f})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "ready %s (signature %s, normalize %s)\n", st.where, alg, mode)
+		return st.Close()
+	}
 	d, err := shardfile.Open(g.dir, &shardfile.Options{Create: true, Format: &f})
 	if err != nil {
 		return err

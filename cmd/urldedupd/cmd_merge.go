@@ -31,6 +31,9 @@ each 64-bit word is OR-ed atomically. The sources are opened read-only.`,
 			if into == "" {
 				return usageError(errors.New("--into DST is required"))
 			}
+			if g.backend != "" {
+				return usageError(errLocalOnly)
+			}
 			return runMerge(into, args, cmd.OutOrStdout())
 		},
 	}

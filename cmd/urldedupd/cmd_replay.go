@@ -41,6 +41,9 @@ everything before it was processed.`,
 }
 
 func runReplay(ctx context.Context, g *globalOptions, o *captureOptions, files []string, stdout, stderr io.Writer) error {
+	if g.backend != "" {
+		return usageError(errLocalOnly)
+	}
 	src, err := capture.OpenFiles(files...)
 	if err != nil {
 		return err

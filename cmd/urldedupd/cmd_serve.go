@@ -105,6 +105,9 @@ func newLogger(format string) *slog.Logger {
 }
 
 func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error) {
+	if g.backend != "" {
+		return usageError(errLocalOnly)
+	}
 	log := newLogger(o.logFormat)
 	dir, err := shardfile.Open(g.dir, &shardfile.Options{Create: true, FlushInterval: o.flush})
 	if err != nil {

@@ -32,6 +32,9 @@ was not. The source is opened read-only.`,
 }
 
 func runSnapshot(g *globalOptions, dst string, out io.Writer) (err error) {
+	if g.backend != "" {
+		return usageError(errLocalOnly)
+	}
 	d, err := shardfile.Open(g.dir, &shardfile.Options{ReadOnly: true})
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -53,14 +54,17 @@ func runStats(g *globalOptions, o *statsOptions, out io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	fill := st.set.Fill()
-	m := st.dir.Meta()
+	fill, err := st.fill(context.Background())
+	if err != nil {
+		return err
+	}
+	m := st.meta
 	if o.json {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(bitcheck.NewReport(g.dir, m, fill))
+		return enc.Encode(bitcheck.NewReport(st.where, m, fill))
 	}
-	writeStats(out, g.dir, m, fill)
+	writeStats(out, st.where, m, fill)
 	return nil
 }
 

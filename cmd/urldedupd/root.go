@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/urldedupd/urldedupd/pkg/redisstate"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 )
 
@@ -15,7 +16,10 @@ import (
 var version = "dev"
 
 type globalOptions struct {
-	dir string
+	dir            string
+	backend        string
+	redisPrefix    string
+	onBackendError string
 }
 
 // defaultDir is $URLDEDUPD_DIR, else $XDG_STATE_HOME/urldedupd, else
@@ -50,6 +54,11 @@ $XDG_STATE_HOME/urldedupd, else ~/.local/state/urldedupd.`,
 	}
 	root.PersistentFlags().StringVarP(&g.dir, "dir", "d", defaultDir(),
 		"state directory (default: $URLDEDUPD_DIR, $XDG_STATE_HOME/urldedupd or ~/.local/state/urldedupd)")
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.backend, "backend", os.Getenv("URLDEDUPD_BACKEND"),
+		"keep the bitmap in Redis instead of --dir: redis://host:port/db or redis-cluster://host:port,host:port (default: $URLDEDUPD_BACKEND)")
+	pf.StringVar(&g.redisPrefix, "redis-prefix", "urldedupd", "key prefix in Redis: keys PREFIX:00 … PREFIX:ff and PREFIX:meta")
+	pf.StringVar(&g.onBackendError, "on-backend-error", "fail", "when Redis cannot decide a batch: fail (exit with an error) or assume-new (answer every URL of it new)")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newInitCommand(g), newFilterCommand(g), newCheckCommand(g), newStatsCommand(g), newReplayCommand(g), newCaptureCommand(g), newMergeCommand(g), newSnapshotCommand(g), newServeCommand(g))
 	return root
@@ -62,6 +71,7 @@ const (
 	exitUsage    = 2
 	exitBadState = 3
 	exitLocked   = 4
+	exitBackend  = 5
 	exitSignal   = 130
 )
 
@@ -81,6 +91,8 @@ func exitCode(err error) int {
 		errors.Is(err, shardfile.ErrMetaMismatch), errors.Is(err, shardfile.ErrShardMissing),
 		errors.Is(err, shardfile.ErrShardSize):
 		return exitBadState
+	case errors.Is(err, redisstate.ErrUnavailable):
+		return exitBackend
 	case errors.Is(err, errUsage):
 		return exitUsage
 	}

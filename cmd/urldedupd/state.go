@@ -1,24 +1,37 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/linefilter"
+	"github.com/urldedupd/urldedupd/pkg/redisstate"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
-// state is an open state directory with its decision set and a signer
-// matching its format.
+// state is an open state, local (dir and set) or in Redis, with a decider
+// and a signer matching its format.
 type state struct {
-	dir    *shardfile.Dir
-	set    *bitcheck.Set
-	signer *signature.Signer
+	dir     *shardfile.Dir // local only
+	set     *bitcheck.Set  // local only
+	redis   *redisstate.Redis
+	decider linefilter.Decider
+	signer  *signature.Signer
+	meta    shardfile.Meta
+	where   string
 }
 
+// errLocalOnly is returned by commands that do not support --backend yet.
+var errLocalOnly = errors.New("this command works on a local state only so far; drop --backend")
+
 func openState(g *globalOptions, opts *shardfile.Options) (*state, error) {
+	if g.backend != "" {
+		return openRedis(g, opts)
+	}
 	d, err := shardfile.Open(g.dir, opts)
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) && !opts.ReadOnly {
@@ -26,8 +39,49 @@ func openState(g *globalOptions, opts *shardfile.Options) (*state, error) {
 		}
 		return nil, err
 	}
-	f := d.Meta().Format
-	return &state{dir: d, set: bitcheck.New(d), signer: signature.NewSigner(f.Algorithm, f.Mode)}, nil
+	set := bitcheck.New(d)
+	m := d.Meta()
+	return &state{dir: d, set: set, decider: set, meta: m, where: g.dir,
+		signer: signature.NewSigner(m.Format.Algorithm, m.Format.Mode)}, nil
 }
 
-func (s *state) Close() error { return s.dir.Close() }
+func openRedis(g *globalOptions, opts *shardfile.Options) (*state, error) {
+	onErr := redisstate.Fail
+	switch g.onBackendError {
+	case "fail":
+	case "assume-new":
+		onErr = redisstate.AssumeNew
+	default:
+		return nil, usageError(fmt.Errorf("--on-backend-error %q: want fail or assume-new", g.onBackendError))
+	}
+	r, err := redisstate.Open(context.Background(), g.backend, &redisstate.Options{
+		Prefix: g.redisPrefix, Create: opts.Create, Format: opts.Format, OnError: onErr})
+	if err != nil {
+		return nil, err
+	}
+	m := r.Meta()
+	return &state{redis: r, decider: r, meta: m, where: r.String(),
+		signer: signature.NewSigner(m.Format.Algorithm, m.Format.Mode)}, nil
+}
+
+// localSet returns the local set, or errLocalOnly for a Redis state.
+func (s *state) localSet() (*bitcheck.Set, error) {
+	if s.set == nil {
+		return nil, errLocalOnly
+	}
+	return s.set, nil
+}
+
+func (s *state) fill(ctx context.Context) (bitcheck.Fill, error) {
+	if s.redis != nil {
+		return s.redis.Fill(ctx)
+	}
+	return s.set.Fill(), nil
+}
+
+func (s *state) Close() error {
+	if s.redis != nil {
+		return s.redis.Close()
+	}
+	return s.dir.Close()
+}

@@ -1,6 +1,7 @@
 package bitcheck
 
 import (
+	"context"
 	"sync/atomic"
 	"unsafe"
 
@@ -123,3 +124,14 @@ var bitSwizzle = func() uint32 {
 	}
 	return 56
 }()
+
+// Decide is TestAndSetBatch, or TestBatch when dryRun, in the form every
+// backend shares (the Redis backend's can fail; this one cannot).
+func (s *Set) Decide(_ context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
+	if dryRun {
+		s.TestBatch(sigs, seen)
+	} else {
+		s.TestAndSetBatch(sigs, seen)
+	}
+	return nil
+}

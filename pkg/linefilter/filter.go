@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
@@ -42,13 +41,20 @@ func (s *Stats) add(o Stats) {
 	s.Invalid += o.Invalid
 }
 
-// Filter decides URL lines against a Set and writes the chosen ones.
+// Decider decides a batch of signatures in order: seen[i] reports whether
+// sigs[i] was set before; unless dryRun, every bit is set afterwards. A
+// *bitcheck.Set is one; so is the Redis backend.
+type Decider interface {
+	Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error
+}
+
+// Filter decides URL lines against a Decider and writes the chosen ones.
 //
 // Run uses two goroutines: one reads, splits and signs blocks of input, the
 // calling one decides and writes them in order. A Filter is not safe for
 // concurrent use; several Filters may share a Set.
 type Filter struct {
-	Set    *bitcheck.Set
+	Set    Decider
 	Signer *signature.Signer
 	Output Output
 	// DryRun tests without setting any bit.
@@ -93,7 +99,7 @@ func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string)
 	go rd.run(ctx)
 	defer close(rd.stop)
 	for b := range rd.full {
-		if err := f.decide(w, b); err != nil {
+		if err := f.decide(ctx, w, b); err != nil {
 			return err
 		}
 		if b.err != nil || b.last {
@@ -118,14 +124,12 @@ func (f *Filter) allocBlocks(max int) {
 
 // decide tests and sets the block's signatures a batch at a time and
 // writes the chosen lines.
-func (f *Filter) decide(w io.Writer, b *block) error {
+func (f *Filter) decide(ctx context.Context, w io.Writer, b *block) error {
 	for start := 0; start < len(b.sigs); start += batchSize {
 		end := min(start+batchSize, len(b.sigs))
 		sigs, seen := b.sigs[start:end], f.seen[:end-start]
-		if f.DryRun {
-			f.Set.TestBatch(sigs, seen)
-		} else {
-			f.Set.TestAndSetBatch(sigs, seen)
+		if err := f.Set.Decide(ctx, sigs, seen, f.DryRun); err != nil {
+			return err // nothing of this batch is written: nothing was decided
 		}
 		for i, line := range b.lines[start:end] {
 			if seen[i] {

@@ -138,7 +138,7 @@ func (d *Dir) createLocked(opts *Options, timeout time.Duration) error {
 	if err := createShards(d.path); err != nil {
 		return err
 	}
-	if err := writeMeta(d.path, d.lock, newMeta(f, time.Now())); err != nil {
+	if err := writeMeta(d.path, d.lock, NewMeta(f, time.Now())); err != nil {
 		removeShards(d.path, Shards)
 		return err
 	}

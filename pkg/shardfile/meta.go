@@ -44,7 +44,8 @@ type Meta struct {
 	Created  time.Time
 }
 
-func newMeta(f Format, now time.Time) Meta {
+// NewMeta returns the metadata of a new state of format f.
+func NewMeta(f Format, now time.Time) Meta {
 	return Meta{
 		Version: FormatVersion, Layout: LayoutBitmap, Format: f, BitOrder: BitOrder,
 		Shards: Shards, ShardLen: ShardBytes, Created: now.UTC().Truncate(time.Second),

@@ -1,0 +1,232 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// redisServer starts a real redis-server on a free loopback port, with AOF
+// (appendfsync always) in dir, and stops it by pid when the test ends. It
+// returns the address and a function that starts it again on the same port
+// and files.
+func redisServer(t *testing.T, dir string) (addr string, stop func(), start func()) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	addr = fmt.Sprintf("127.0.0.1:%d", port)
+	var cmd *exec.Cmd
+	start = func() {
+		cmd = exec.Command("redis-server", "--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--dir", dir,
+			"--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "no")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; ; i++ {
+			if out, _ := exec.Command("redis-cli", "-p", fmt.Sprint(port), "ping").Output(); strings.TrimSpace(string(out)) == "PONG" {
+				return
+			}
+			if i == 100 {
+				t.Fatal("redis-server did not start")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	stop = func() {
+		if cmd != nil && cmd.Process != nil {
+			syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+			cmd = nil
+		}
+	}
+	start()
+	t.Cleanup(stop)
+	return addr, stop, start
+}
+
+// Four filter processes at once on overlapping inputs against one Redis:
+// every distinct signature comes out exactly once.
+func TestRedisFilterExactlyOnce(t *testing.T) {
+	tmp := t.TempDir()
+	addr, _, _ := redisServer(t, tmp)
+	backend := "redis://" + addr + "/0"
+	const procs, lines, shared = 4, 200_000, 60_000
+	inputs := make([]string, procs)
+	want := map[uint32]bool{}
+	for p := range procs {
+		inputs[p] = filepath.Join(tmp, fmt.Sprintf("in%d.txt", p))
+		rng := rand.New(rand.NewPCG(uint64(p), 7))
+		writeURLs(t, inputs[p], lines, func(i int) int {
+			if i%2 == 0 {
+				return rng.IntN(shared)
+			}
+			return (p+1)*10_000_000 + rng.IntN(lines)
+		})
+		data, _ := os.ReadFile(inputs[p])
+		for _, l := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+			want[crc32.ChecksumIEEE(l)] = true
+		}
+	}
+	outs := make([][]byte, procs)
+	errs := make([]error, procs)
+	var wg sync.WaitGroup
+	for p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(binary, "--backend", backend, "filter", inputs[p])
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			outs[p], errs[p] = cmd.Output()
+			if errs[p] != nil {
+				errs[p] = fmt.Errorf("%v: %s", errs[p], stderr.String())
+			}
+		}()
+	}
+	wg.Wait()
+	got := map[uint32]int{}
+	for p := range procs {
+		if errs[p] != nil {
+			t.Fatalf("process %d: %v", p, errs[p])
+		}
+		for _, l := range bytes.Split(bytes.TrimSuffix(outs[p], []byte("\n")), []byte("\n")) {
+			got[crc32.ChecksumIEEE(l)]++
+		}
+	}
+	for sig, n := range got {
+		if n != 1 || !want[sig] {
+			t.Fatalf("signature %08x printed %d times", sig, n)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d distinct signatures printed, want %d", len(got), len(want))
+	}
+	// stats over Redis (BITCOUNT) counts them; check reads them.
+	out, stderr, code := run(t, nil, "--backend", backend, "stats", "--json")
+	if code != 0 || !strings.Contains(out, fmt.Sprintf(`"bits_set": %d,`, len(want))) {
+		t.Fatalf("stats: %d %q %q", code, out[:min(len(out), 300)], stderr)
+	}
+	out, _, _ = run(t, nil, "--backend", backend, "check", "http://host1.example.com/path/page-1.html", "http://never.example/")
+	if !strings.HasSuffix(out, "new\thttp://never.example/\n") {
+		t.Fatalf("check: %q", out)
+	}
+	// The same bytes as a local state: one bit on disk order, checked with
+	// GETRANGE against the file layout (bit b of the shard is bit b%8 of
+	// byte b/8, least significant first).
+	sig := crc32.ChecksumIEEE([]byte("http://never.example/"))
+	if _, _, code := run(t, strings.NewReader("http://never.example/\n"), "--backend", backend, "filter"); code != 0 {
+		t.Fatal("filter")
+	}
+	bit := sig & 0xffffff
+	raw, err := exec.Command("redis-cli", "-h", strings.Split(addr, ":")[0], "-p", strings.Split(addr, ":")[1],
+		"--no-raw", "GETRANGE", fmt.Sprintf("urldedupd:%02x", sig>>24), fmt.Sprint(bit/8), fmt.Sprint(bit/8)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b byte
+	if s := strings.TrimSpace(string(raw)); strings.HasPrefix(s, `"\x`) {
+		fmt.Sscanf(s[3:5], "%02x", &b)
+	} else if len(s) == 3 {
+		b = s[1]
+	}
+	if b&(1<<(bit%8)) == 0 {
+		t.Fatalf("byte %d of urldedupd:%02x is %q: bit %d not set LSB-first", bit/8, sig>>24, raw, bit%8)
+	}
+}
+
+// A format mismatch with the metadata key is refused, like the file.
+func TestRedisMetaMismatch(t *testing.T) {
+	addr, _, _ := redisServer(t, t.TempDir())
+	backend := "redis://" + addr + "/0"
+	if out, stderr, code := run(t, nil, "--backend", backend, "init", "--normalize", "none"); code != 0 || !strings.HasPrefix(out, "ready ") {
+		t.Fatalf("init: %d %q %q", code, out, stderr)
+	}
+	_, stderr, code := run(t, nil, "--backend", backend, "init")
+	if code != 3 || !strings.Contains(stderr, "urldedupd:meta: state format differs") {
+		t.Fatalf("mismatched init: %d %q", code, stderr)
+	}
+	if _, stderr, code := run(t, nil, "--backend", backend, "replay", "x.pcap"); code != 2 || !strings.Contains(stderr, "local state only") {
+		t.Fatalf("replay with --backend: %d %q", code, stderr)
+	}
+}
+
+// Redis stopped mid-run: the default mode exits non-zero with a clear
+// error, and nothing printed as new before the failure is lost once Redis
+// restarts from its AOF.
+func TestRedisStoppedMidRun(t *testing.T) {
+	tmp := t.TempDir()
+	addr, stop, start := redisServer(t, tmp)
+	backend := "redis://" + addr + "/0"
+	cmd := exec.Command(binary, "--backend", backend, "filter")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	printed := make(chan []string, 1)
+	go func() {
+		var got []string
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			got = append(got, sc.Text())
+		}
+		printed <- got
+	}()
+	go func() {
+		w := bufio.NewWriter(stdin)
+		for i := 0; i < 2_000_000; i++ {
+			if _, err := fmt.Fprintf(w, "http://redis-stop.example/%d\n", i); err != nil {
+				return
+			}
+		}
+		w.Flush()
+		stdin.Close()
+	}()
+	time.Sleep(time.Duration(300+rand.IntN(300)) * time.Millisecond)
+	stop()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("filter did not give up within 30 s of Redis stopping")
+	}
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 5 || !strings.Contains(stderr.String(), "redis unavailable") {
+		t.Fatalf("filter after Redis stopped: %v, stderr %q", err, stderr.String())
+	}
+	got := <-printed
+	if len(got) == 0 {
+		t.Fatal("nothing printed before Redis stopped")
+	}
+	start()
+	check := exec.Command(binary, "--backend", backend, "filter", "--dry-run", "--mark")
+	check.Stdin = strings.NewReader(strings.Join(got, "\n") + "\n")
+	out, err := check.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(out), "new\t"); n != 0 {
+		t.Fatalf("%d of %d URLs printed as new before the failure are new again after the restart", n, len(got))
+	}
+	t.Logf("%d printed before Redis stopped; all still recorded after its restart", len(got))
+}

@@ -1,0 +1,238 @@
+package redisstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/signature"
+)
+
+// Errors.
+var (
+	// ErrUnavailable wraps a failure to reach Redis or to run a batch.
+	ErrUnavailable = errors.New("redis unavailable")
+	// ErrBadURL is returned for a backend address that is neither
+	// redis://host:port/db nor redis-cluster://host:port,host:port.
+	ErrBadURL = errors.New("bad redis address")
+)
+
+// OnError says what a batch that Redis did not decide becomes.
+type OnError int
+
+const (
+	// Fail returns the error: nothing is answered.
+	Fail OnError = iota
+	// AssumeNew answers every URL of the batch new, and counts it.
+	AssumeNew
+)
+
+// Options configure Open. Zero fields take the defaults.
+type Options struct {
+	Prefix   string // key prefix; default "urldedupd"
+	Create   bool   // write the metadata key when there is none
+	Format   *shardfile.Format
+	OnError  OnError
+	Timeout  time.Duration // per batch; default 10 s
+	Attempts int           // connection attempts at Open; default 5
+}
+
+// Redis is a bitmap in Redis. It is safe for concurrent use.
+type Redis struct {
+	c       redis.UniversalClient
+	prefix  string
+	keys    [signature.Shards]string
+	meta    shardfile.Meta
+	onError OnError
+	timeout time.Duration
+	assumed uint64
+}
+
+// Open connects to addr (redis://[user:pass@]host:port[/db] or
+// redis-cluster://host:port,host:port,…; rediss:// for TLS), checks or
+// creates the metadata key, and returns the backend.
+func Open(ctx context.Context, addr string, opts *Options) (*Redis, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	c, err := newClient(addr)
+	if err != nil {
+		return nil, err
+	}
+	r := &Redis{c: c, prefix: opts.Prefix, onError: opts.OnError, timeout: opts.Timeout}
+	if r.prefix == "" {
+		r.prefix = "urldedupd"
+	}
+	if r.timeout <= 0 {
+		r.timeout = 10 * time.Second
+	}
+	for i := range r.keys {
+		r.keys[i] = r.prefix + ":" + shardfile.ShardName(i)
+	}
+	attempts := opts.Attempts
+	if attempts <= 0 {
+		attempts = 5
+	}
+	if err := r.ping(ctx, attempts); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := r.loadMeta(ctx, opts); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func newClient(addr string) (redis.UniversalClient, error) {
+	u, err := url.Parse(addr)
+	if err != nil {
+		return nil, fmt.Errorf("redisstate: %w: %q: %v", ErrBadURL, addr, err)
+	}
+	switch u.Scheme {
+	case "redis", "rediss":
+		o, err := redis.ParseURL(addr)
+		if err != nil {
+			return nil, fmt.Errorf("redisstate: %w: %v", ErrBadURL, err)
+		}
+		o.MaxRetries = -1 // never re-send a batch that may have run
+		return redis.NewClient(o), nil
+	case "redis-cluster", "rediss-cluster":
+		o := &redis.ClusterOptions{Addrs: strings.Split(u.Host, ","), MaxRetries: -1, MaxRedirects: 8}
+		if u.User != nil {
+			o.Username = u.User.Username()
+			o.Password, _ = u.User.Password()
+		}
+		if u.Scheme == "rediss-cluster" {
+			c, err := redis.ParseURL("rediss://" + strings.Split(u.Host, ",")[0])
+			if err != nil {
+				return nil, fmt.Errorf("redisstate: %w: %v", ErrBadURL, err)
+			}
+			o.TLSConfig = c.TLSConfig
+		}
+		return redis.NewClusterClient(o), nil
+	}
+	return nil, fmt.Errorf("redisstate: %w: %q (want redis://host:port/db or redis-cluster://host:port,…)", ErrBadURL, addr)
+}
+
+// ping connects, retrying with backoff: nothing has been sent yet.
+func (r *Redis) ping(ctx context.Context, attempts int) error {
+	var err error
+	wait := 100 * time.Millisecond
+	for i := 0; i < attempts; i++ {
+		if err = r.c.Ping(ctx).Err(); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+	return fmt.Errorf("redisstate: %w: %v (after %d attempts)", ErrUnavailable, err, attempts)
+}
+
+func (r *Redis) metaKey() string { return r.prefix + ":meta" }
+
+// loadMeta reads and validates the metadata key, creating it (SET NX) when
+// asked; a concurrent creator's metadata wins and is validated.
+func (r *Redis) loadMeta(ctx context.Context, opts *Options) error {
+	data, err := r.c.Get(ctx, r.metaKey()).Bytes()
+	if errors.Is(err, redis.Nil) {
+		if !opts.Create {
+			return fmt.Errorf("redisstate: %s: %w (run 'urldedupd init')", r.metaKey(), shardfile.ErrNoState)
+		}
+		f := shardfile.DefaultFormat
+		if opts.Format != nil {
+			f = *opts.Format
+		}
+		m := shardfile.NewMeta(f, time.Now())
+		text, _ := m.MarshalText()
+		if err := r.c.SetNX(ctx, r.metaKey(), text, 0).Err(); err != nil {
+			return fmt.Errorf("redisstate: create %s: %w: %v", r.metaKey(), ErrUnavailable, err)
+		}
+		data, err = r.c.Get(ctx, r.metaKey()).Bytes()
+	}
+	if err != nil {
+		return fmt.Errorf("redisstate: read %s: %w: %v", r.metaKey(), ErrUnavailable, err)
+	}
+	if err := r.meta.UnmarshalText(data); err != nil {
+		return fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
+	}
+	if opts.Format != nil && *opts.Format != r.meta.Format {
+		return fmt.Errorf("redisstate: %s: %w: state has signature %s, normalize %s; asked for %s, %s", r.metaKey(),
+			shardfile.ErrMetaMismatch, r.meta.Format.Algorithm, r.meta.Format.Mode, opts.Format.Algorithm, opts.Format.Mode)
+	}
+	return nil
+}
+
+// Meta returns the state's metadata.
+func (r *Redis) Meta() shardfile.Meta { return r.meta }
+
+// Assumed returns how many URLs were answered new under AssumeNew.
+func (r *Redis) Assumed() uint64 { return r.assumed }
+
+// offset maps a bit to its Redis SETBIT offset, so that the string's bytes
+// equal the shard file's (LSB-first within each byte).
+func offset(bit uint32) int64 { return int64(bit&^7 | (7 - bit&7)) }
+
+// Decide tests and sets (or with dryRun only tests) every signature's bit
+// in one pipeline, in order. seen[i] reports whether sigs[i] was set.
+func (r *Redis) Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	pipe := r.c.Pipeline()
+	cmds := make([]*redis.IntCmd, len(sigs))
+	for i, s := range sigs {
+		if dryRun {
+			cmds[i] = pipe.GetBit(ctx, r.keys[s.Shard()], offset(s.Bit()))
+		} else {
+			cmds[i] = pipe.SetBit(ctx, r.keys[s.Shard()], offset(s.Bit()), 1)
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		if r.onError == AssumeNew {
+			for i := range sigs {
+				seen[i] = false
+			}
+			r.assumed += uint64(len(sigs))
+			return nil
+		}
+		return fmt.Errorf("redisstate: batch of %d: %w: %v", len(sigs), ErrUnavailable, err)
+	}
+	for i, c := range cmds {
+		seen[i] = c.Val() == 1
+	}
+	return nil
+}
+
+// Fill counts the set bits of every key (BITCOUNT).
+func (r *Redis) Fill(ctx context.Context) (bitcheck.Fill, error) {
+	var f bitcheck.Fill
+	pipe := r.c.Pipeline()
+	cmds := make([]*redis.IntCmd, signature.Shards)
+	for i, k := range r.keys {
+		cmds[i] = pipe.BitCount(ctx, k, nil)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return f, fmt.Errorf("redisstate: BITCOUNT: %w: %v", ErrUnavailable, err)
+	}
+	for i, c := range cmds {
+		f.Shard[i] = uint64(c.Val())
+	}
+	return f, nil
+}
+
+// String names the backend for messages: its address without password.
+func (r *Redis) String() string { return "redis " + r.prefix }
+
+// Close closes the connections.
+func (r *Redis) Close() error { return r.c.Close() }
