@@ -230,3 +230,67 @@ func TestRedisStoppedMidRun(t *testing.T) {
 	}
 	t.Logf("%d printed before Redis stopped; all still recorded after its restart", len(got))
 }
+
+// setbitCalls reads Redis' count of SETBIT calls.
+func setbitCalls(t *testing.T, addr string) int {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	out, err := exec.Command("redis-cli", "-h", host, "-p", port, "INFO", "commandstats").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "cmdstat_setbit:calls=") {
+			var n int
+			fmt.Sscanf(strings.TrimPrefix(l, "cmdstat_setbit:calls="), "%d", &n)
+			return n
+		}
+	}
+	return 0
+}
+
+// With --local-cache, a stream with 70% repeats costs Redis at most one
+// SETBIT per locally unseen URL, and the answers are those without the
+// cache.
+func TestRedisLocalCache(t *testing.T) {
+	tmp := t.TempDir()
+	addr, _, _ := redisServer(t, tmp)
+	backend := "redis://" + addr + "/0"
+	rng := rand.New(rand.NewPCG(5, 5))
+	var in strings.Builder
+	distinct := 0
+	for i := 0; i < 40_000; i++ {
+		id := distinct
+		if distinct > 0 && rng.Float64() < 0.7 {
+			id = rng.IntN(distinct)
+		} else {
+			distinct++
+		}
+		fmt.Fprintf(&in, "http://cache.example/%d\n", id)
+	}
+	before := setbitCalls(t, addr)
+	cached, stderr, code := run(t, strings.NewReader(in.String()), "--backend", backend, "--redis-prefix", "withcache",
+		"--local-cache", filepath.Join(tmp, "cache"), "filter", "--mark")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	calls := setbitCalls(t, addr) - before
+	plain, stderr, code := run(t, strings.NewReader(in.String()), "--backend", backend, "--redis-prefix", "nocache", "filter", "--mark")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if cached != plain {
+		t.Fatal("answers with the local cache differ from those without it")
+	}
+	if calls > distinct {
+		t.Fatalf("%d SETBIT calls for %d locally unseen URLs", calls, distinct)
+	}
+	t.Logf("40,000 lines, %d distinct: %d SETBIT calls with the cache", distinct, calls)
+	// A second run is answered by the cache alone.
+	before = setbitCalls(t, addr)
+	again, _, _ := run(t, strings.NewReader(in.String()), "--backend", backend, "--redis-prefix", "withcache",
+		"--local-cache", filepath.Join(tmp, "cache"), "filter")
+	if again != "" || setbitCalls(t, addr) != before {
+		t.Fatalf("second run: %d bytes out, %d SETBIT calls", len(again), setbitCalls(t, addr)-before)
+	}
+}

@@ -20,6 +20,7 @@ type globalOptions struct {
 	backend        string
 	redisPrefix    string
 	onBackendError string
+	localCache     string
 }
 
 // defaultDir is $URLDEDUPD_DIR, else $XDG_STATE_HOME/urldedupd, else
@@ -59,6 +60,7 @@ $XDG_STATE_HOME/urldedupd, else ~/.local/state/urldedupd.`,
 		"keep the bitmap in Redis instead of --dir: redis://host:port/db or redis-cluster://host:port,host:port (default: $URLDEDUPD_BACKEND)")
 	pf.StringVar(&g.redisPrefix, "redis-prefix", "urldedupd", "key prefix in Redis: keys PREFIX:00 … PREFIX:ff and PREFIX:meta")
 	pf.StringVar(&g.onBackendError, "on-backend-error", "fail", "when Redis cannot decide a batch: fail (exit with an error) or assume-new (answer every URL of it new)")
+	pf.StringVar(&g.localCache, "local-cache", "", "with --backend: a local state dir answering known duplicates without asking Redis")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newInitCommand(g), newFilterCommand(g), newCheckCommand(g), newStatsCommand(g), newReplayCommand(g), newCaptureCommand(g), newMergeCommand(g), newSnapshotCommand(g), newServeCommand(g))
 	return root

@@ -60,16 +60,19 @@ func openRedis(g *globalOptions, opts *shardfile.Options) (*state, error) {
 		return nil, err
 	}
 	m := r.Meta()
-	return &state{redis: r, decider: r, meta: m, where: r.String(),
-		signer: signature.NewSigner(m.Format.Algorithm, m.Format.Mode)}, nil
-}
-
-// localSet returns the local set, or errLocalOnly for a Redis state.
-func (s *state) localSet() (*bitcheck.Set, error) {
-	if s.set == nil {
-		return nil, errLocalOnly
+	st := &state{redis: r, decider: r, meta: m, where: r.String(),
+		signer: signature.NewSigner(m.Format.Algorithm, m.Format.Mode)}
+	if g.localCache != "" {
+		// The cache must read bits as Redis does: the same format.
+		d, err := shardfile.Open(g.localCache, &shardfile.Options{Create: true, Format: &m.Format})
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("--local-cache: %w", err)
+		}
+		st.dir = d
+		st.decider = &redisstate.Cached{Local: bitcheck.New(d), Remote: r}
 	}
-	return s.set, nil
+	return st, nil
 }
 
 func (s *state) fill(ctx context.Context) (bitcheck.Fill, error) {
@@ -80,8 +83,12 @@ func (s *state) fill(ctx context.Context) (bitcheck.Fill, error) {
 }
 
 func (s *state) Close() error {
+	var err error
 	if s.redis != nil {
-		return s.redis.Close()
+		err = s.redis.Close()
 	}
-	return s.dir.Close()
+	if s.dir != nil {
+		err = errors.Join(err, s.dir.Close())
+	}
+	return err
 }
