@@ -17,9 +17,15 @@ func urlLines(prefix string, from, to int) string {
 	return b.String()
 }
 
+// filterInto records input in the state at dir, or, when dir is "", in
+// the state the extra flags name.
 func filterInto(t *testing.T, dir, input string, extra ...string) {
 	t.Helper()
-	args := append([]string{"--dir", dir}, extra...)
+	var args []string
+	if dir != "" {
+		args = []string{"--dir", dir}
+	}
+	args = append(args, extra...)
 	if extra == nil {
 		args = append(args, "filter")
 	}

@@ -294,3 +294,51 @@ func TestRedisLocalCache(t *testing.T) {
 		t.Fatalf("second run: %d bytes out, %d SETBIT calls", len(again), setbitCalls(t, addr)-before)
 	}
 }
+
+// migrate moves a state from a local directory into Redis and back: the
+// answers are the same on every side, and running it again changes nothing.
+func TestMigrate(t *testing.T) {
+	tmp := t.TempDir()
+	addr, _, _ := redisServer(t, tmp)
+	backend := "redis://" + addr + "/0"
+	local, back := filepath.Join(tmp, "local"), filepath.Join(tmp, "back")
+	filterInto(t, local, urlLines("mig", 0, 30_000))
+	// Redis already holds other URLs: the upload ORs, it does not replace.
+	filterInto(t, "", urlLines("redis-only", 0, 5_000), "--backend", backend, "filter")
+
+	out, stderr, code := run(t, nil, "migrate", "--from", local, "--to", backend)
+	if code != 0 || !strings.Contains(out, "256 shards sent, 0 empty, 0 already done") {
+		t.Fatalf("upload: %d %q %q", code, out, stderr)
+	}
+	out, _, code = run(t, nil, "migrate", "--from", local, "--to", backend)
+	if code != 0 || !strings.Contains(out, "0 shards sent, 0 empty, 256 already done") {
+		t.Fatalf("upload again: %d %q", code, out)
+	}
+	both := urlLines("mig", 0, 30_000) + urlLines("redis-only", 0, 5_000)
+	if n, d := marksArgs(t, both, "--backend", backend); n != 0 || d != 35_000 {
+		t.Fatalf("Redis after upload: %d new, %d dup", n, d)
+	}
+	out, stderr, code = run(t, nil, "migrate", "--from", backend, "--to", back)
+	if code != 0 || !strings.Contains(out, "35000 bits added") {
+		t.Fatalf("download: %d %q %q", code, out, stderr)
+	}
+	if n, d := marks(t, back, both); n != 0 || d != 35_000 {
+		t.Fatalf("local after download: %d new, %d dup", n, d)
+	}
+	if n, _ := marks(t, back, urlLines("never", 0, 1000)); n != 1000 {
+		t.Fatalf("downloaded state claims %d unseen URLs", 1000-n)
+	}
+	if _, stderr, code := run(t, nil, "migrate", "--from", local, "--to", back); code != 2 || !strings.Contains(stderr, "use merge") {
+		t.Fatalf("local to local: %d %q", code, stderr)
+	}
+}
+
+// marksArgs is marks against any state given by flags.
+func marksArgs(t *testing.T, input string, args ...string) (nNew, nDup int) {
+	out, stderr, code := run(t, strings.NewReader(input), append(args, "filter", "--dry-run", "--mark")...)
+	if code != 0 {
+		t.Fatalf("dry run: %d %s", code, stderr)
+	}
+	nNew = strings.Count(out, "new\t")
+	return nNew, strings.Count(out, "\n") - nNew
+}

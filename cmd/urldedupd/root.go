@@ -62,7 +62,7 @@ $XDG_STATE_HOME/urldedupd, else ~/.local/state/urldedupd.`,
 	pf.StringVar(&g.onBackendError, "on-backend-error", "fail", "when Redis cannot decide a batch: fail (exit with an error) or assume-new (answer every URL of it new)")
 	pf.StringVar(&g.localCache, "local-cache", "", "with --backend: a local state dir answering known duplicates without asking Redis")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newInitCommand(g), newFilterCommand(g), newCheckCommand(g), newStatsCommand(g), newReplayCommand(g), newCaptureCommand(g), newMergeCommand(g), newSnapshotCommand(g), newServeCommand(g))
+	root.AddCommand(newInitCommand(g), newFilterCommand(g), newCheckCommand(g), newStatsCommand(g), newReplayCommand(g), newCaptureCommand(g), newMergeCommand(g), newSnapshotCommand(g), newServeCommand(g), newMigrateCommand(g))
 	return root
 }
 
