@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -105,15 +106,15 @@ func newLogger(format string) *slog.Logger {
 }
 
 func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error) {
-	if g.backend != "" {
-		return usageError(errLocalOnly)
+	if g.backend != "" && len(o.ifaces) > 0 {
+		return usageError(fmt.Errorf("--iface: %w; with --backend, serve runs the API only", daemon.ErrSourcesNeedLocal))
 	}
 	log := newLogger(o.logFormat)
-	dir, err := shardfile.Open(g.dir, &shardfile.Options{Create: true, FlushInterval: o.flush})
+	st, err := openState(g, &shardfile.Options{Create: true, FlushInterval: o.flush})
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, dir.Close()) }()
+	defer func() { err = errors.Join(err, st.Close()) }()
 	events, err := daemon.OpenEventLog(o.events)
 	if err != nil {
 		return err
@@ -125,6 +126,9 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 		Listen: o.listen, AllowRemote: o.allowRemote, Token: o.token,
 		API: api.Options{MaxBatch: o.maxBatch}, Logger: log,
 	}
+	if cfg.Socket == "" && g.backend != "" {
+		return usageError(errors.New("with --backend there is no state directory for the socket: give --socket PATH (or none with --listen)"))
+	}
 	switch cfg.Socket {
 	case "":
 		cfg.Socket = filepath.Join(g.dir, "api.sock")
@@ -134,7 +138,11 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	for _, i := range o.ifaces {
 		cfg.Sources = append(cfg.Sources, daemon.SourceConfig{Iface: i, BPF: o.bpf})
 	}
-	d, err := daemon.New(dir, bitcheck.New(dir), cfg)
+	var local *bitcheck.Set
+	if g.backend == "" {
+		local = st.set
+	}
+	d, err := daemon.New(st, local, st.sync, cfg)
 	if err != nil {
 		return err
 	}

@@ -342,3 +342,59 @@ func marksArgs(t *testing.T, input string, args ...string) (nNew, nDup int) {
 	nNew = strings.Count(out, "new\t")
 	return nNew, strings.Count(out, "\n") - nNew
 }
+
+// serve --backend: the API decides through Redis, together with a filter
+// process on the same Redis; with Redis down it answers 503 and keeps
+// serving.
+func TestRedisServeAPI(t *testing.T) {
+	tmp := t.TempDir()
+	addr, stop, _ := redisServer(t, tmp)
+	backend := "redis://" + addr + "/0"
+	if _, stderr, code := run(t, nil, "--backend", backend, "serve", "--iface", "lo"); code != 2 || !strings.Contains(stderr, "need a local state") {
+		t.Fatalf("serve --backend --iface: %d %q", code, stderr)
+	}
+	sock := filepath.Join(tmp, "api.sock")
+	cmd := exec.Command(binary, "--backend", backend, "serve", "--socket", sock, "--log-format", "json")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+	for i := 0; ; i++ {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
+			break
+		}
+		if i == 200 {
+			t.Fatal("serve did not open its socket")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c := unixClient(sock)
+	filterOut, _, code := run(t, strings.NewReader(urlLines("both", 0, 3000)), "--backend", backend, "filter")
+	if code != 0 {
+		t.Fatal("filter")
+	}
+	code, body := post(t, c, "/v1/check", urlLines("both", 0, 6000))
+	verdicts := strings.Split(strings.TrimSpace(body), "\n")
+	if code != 200 || len(verdicts) != 6000 {
+		t.Fatalf("API: %d, %d verdicts", code, len(verdicts))
+	}
+	apiNew := strings.Count(body, "new")
+	if strings.Count(filterOut, "\n") != 3000 || apiNew != 3000 || strings.Contains(strings.Join(verdicts[:3000], ""), "new") {
+		t.Fatalf("filter printed %d, API answered %d new (want the 3000 the filter had not seen)", strings.Count(filterOut, "\n"), apiNew)
+	}
+	stop()
+	code, body = post(t, c, "/v1/check", "http://while-down.example/\n")
+	if code != 503 || !strings.Contains(body, "redis unavailable") {
+		t.Fatalf("with Redis down: %d %q", code, body)
+	}
+	resp, err := c.Get("http://urldedupd/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("healthz with Redis down: %v", err)
+	}
+	resp.Body.Close()
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve exit: %v", err)
+	}
+}

@@ -92,3 +92,20 @@ func (s *state) Close() error {
 	}
 	return err
 }
+
+// The state is an api.Backend.
+
+func (s *state) Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
+	return s.decider.Decide(ctx, sigs, seen, dryRun)
+}
+func (s *state) Fill(ctx context.Context) (bitcheck.Fill, error) { return s.fill(ctx) }
+func (s *state) Meta() shardfile.Meta                            { return s.meta }
+func (s *state) String() string                                  { return s.where }
+
+// sync puts a local state (or a local cache) on disk.
+func (s *state) sync() error {
+	if s.dir == nil {
+		return nil
+	}
+	return s.dir.Sync()
+}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -14,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
@@ -39,8 +39,7 @@ const (
 // Server answers API requests against one state. It is safe for
 // concurrent use.
 type Server struct {
-	dir  *shardfile.Dir
-	set  *bitcheck.Set
+	b    Backend
 	opts Options
 	pool sync.Pool // *batch
 
@@ -60,9 +59,9 @@ type batch struct {
 	strs   []string
 }
 
-// New returns a Server over the open state dir and its Set.
-func New(dir *shardfile.Dir, set *bitcheck.Set, opts *Options) *Server {
-	s := &Server{dir: dir, set: set}
+// New returns a Server deciding with b.
+func New(b Backend, opts *Options) *Server {
+	s := &Server{b: b}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -75,7 +74,7 @@ func New(dir *shardfile.Dir, set *bitcheck.Set, opts *Options) *Server {
 	if s.opts.MaxURL <= 0 {
 		s.opts.MaxURL = DefaultMaxURL
 	}
-	f := dir.Meta().Format
+	f := b.Meta().Format
 	s.pool.New = func() any { return &batch{signer: signature.NewSigner(f.Algorithm, f.Mode)} }
 	return s
 }
@@ -150,7 +149,10 @@ func (s *Server) checkOne(w http.ResponseWriter, r *http.Request) (int, int, int
 	b := s.pool.Get().(*batch)
 	defer s.pool.Put(b)
 	b.urls = append(b.urls[:0], []byte(u))
-	nNew, nDup := s.decide(b, dryRun(r))
+	nNew, nDup, err := s.decide(r.Context(), b, dryRun(r))
+	if err != nil {
+		return fail(w, http.StatusServiceUnavailable, "%v", err), 0, 0
+	}
 	verdict := "dup"
 	if nNew == 1 {
 		verdict = "new"
@@ -205,7 +207,10 @@ func (s *Server) checkBatch(w http.ResponseWriter, r *http.Request) (int, int, i
 	if code := s.parseBatch(w, b, isJSON); code != 0 {
 		return code, 0, 0
 	}
-	nNew, nDup := s.decide(b, dryRun(r))
+	nNew, nDup, err := s.decide(r.Context(), b, dryRun(r))
+	if err != nil {
+		return fail(w, http.StatusServiceUnavailable, "%v", err), 0, 0
+	}
 	s.writeVerdicts(w, b, isJSON, nNew, nDup)
 	return http.StatusOK, nNew, nDup
 }
@@ -280,7 +285,7 @@ func indexByte(b []byte, c byte) int {
 }
 
 // decide signs and decides b.urls into b.seen.
-func (s *Server) decide(b *batch, dry bool) (nNew, nDup int) {
+func (s *Server) decide(ctx context.Context, b *batch, dry bool) (nNew, nDup int, err error) {
 	n := len(b.urls)
 	if cap(b.sigs) < n {
 		b.sigs, b.seen = make([]signature.Signature, n), make([]bool, n)
@@ -291,20 +296,16 @@ func (s *Server) decide(b *batch, dry bool) (nNew, nDup int) {
 	}
 	for i := 0; i < n; i += chunk {
 		end := min(i+chunk, n)
-		if dry {
-			s.set.TestBatch(b.sigs[i:end], b.seen[i:end])
-		} else {
-			nNew += s.set.TestAndSetBatch(b.sigs[i:end], b.seen[i:end])
+		if err := s.b.Decide(ctx, b.sigs[i:end], b.seen[i:end], dry); err != nil {
+			return 0, 0, err
 		}
 	}
-	if dry {
-		for _, seen := range b.seen {
-			if !seen {
-				nNew++
-			}
+	for _, seen := range b.seen {
+		if !seen {
+			nNew++
 		}
 	}
-	return nNew, n - nNew
+	return nNew, n - nNew, nil
 }
 
 func (s *Server) writeVerdicts(w http.ResponseWriter, b *batch, isJSON bool, nNew, nDup int) {
@@ -350,7 +351,12 @@ func (s *Server) statsHandler(w http.ResponseWriter, r *http.Request) (int, int,
 	}
 	s.statsMu.Lock()
 	if time.Since(s.statsTime) > time.Second {
-		rep := bitcheck.NewReport(s.dir.Path(), s.dir.Meta(), s.set.Fill())
+		fill, err := s.b.Fill(r.Context())
+		if err != nil {
+			s.statsMu.Unlock()
+			return fail(w, http.StatusServiceUnavailable, "%v", err), 0, 0
+		}
+		rep := bitcheck.NewReport(s.b.String(), s.b.Meta(), fill)
 		s.stats, _ = json.Marshal(rep)
 		s.stats = append(s.stats, '\n')
 		s.statsTime = time.Now()

@@ -21,7 +21,7 @@ func newServer(t *testing.T, opts *api.Options) *httptest.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	srv := httptest.NewServer(api.New(d, bitcheck.New(d), opts).Handler())
+	srv := httptest.NewServer(api.New(api.Local{Dir: d, Set: bitcheck.New(d)}, opts).Handler())
 	t.Cleanup(srv.Close)
 	return srv
 }

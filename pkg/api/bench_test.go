@@ -19,7 +19,7 @@ func benchHandler(b *testing.B) http.Handler {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { d.Close() })
-	return api.New(d, bitcheck.New(d), nil).Handler()
+	return api.New(api.Local{Dir: d, Set: bitcheck.New(d)}, nil).Handler()
 }
 
 // BenchmarkCheckOne is the handler alone (no network, no net/http server)

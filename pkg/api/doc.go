@@ -25,5 +25,6 @@
 // for an empty batch, malformed JSON, a body that is not UTF-8, an over-long
 // URL or a missing url parameter; 401 for a missing or wrong bearer token;
 // 405 for another method; 413 for a body or batch over its limit; 415 for
-// another content type.
+// another content type. When the backend (Redis) cannot decide, the answer
+// is 503 and nothing of the batch is answered.
 package api

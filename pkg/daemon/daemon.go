@@ -19,7 +19,6 @@ import (
 	"github.com/urldedupd/urldedupd/pkg/api"
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/capture"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
 )
 
 // Config configures a Daemon.
@@ -46,6 +45,7 @@ type Config struct {
 
 // Errors of New.
 var (
+	ErrSourcesNeedLocal = errors.New("capture sources need a local state (not --backend) so far")
 	ErrRemoteNeedsFlag  = errors.New("listening on a non-loopback address needs --allow-remote")
 	ErrRemoteNeedsToken = errors.New("listening on a non-loopback address needs a bearer token")
 	ErrSocketInUse      = errors.New("socket is in use by a running process")
@@ -55,18 +55,24 @@ var (
 // be dropped before Run.
 type Daemon struct {
 	cfg       Config
-	dir       *shardfile.Dir
-	set       *bitcheck.Set
+	backend   api.Backend
+	set       *bitcheck.Set // local state, for capture sources; nil with Redis
+	sync      func() error
 	sources   []*source
 	listeners []net.Listener
 	metrics   *metrics
 	log       *slog.Logger
 }
 
-// New opens the capture sources and the listeners. On error it closes what
-// it opened.
-func New(dir *shardfile.Dir, set *bitcheck.Set, cfg Config) (d *Daemon, err error) {
-	d = &Daemon{cfg: cfg, dir: dir, set: set, log: cfg.Logger}
+// New opens the capture sources and the listeners. The API decides with
+// backend; capture sources need the local set (nil when the backend is
+// Redis). sync, when set, is called at shutdown to put the state on disk.
+// On error New closes what it opened.
+func New(backend api.Backend, set *bitcheck.Set, sync func() error, cfg Config) (d *Daemon, err error) {
+	d = &Daemon{cfg: cfg, backend: backend, set: set, sync: sync, log: cfg.Logger}
+	if len(cfg.Sources) > 0 && set == nil {
+		return nil, fmt.Errorf("daemon: %w", ErrSourcesNeedLocal)
+	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
@@ -166,7 +172,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	apiOpts.Token = d.cfg.Token
 	apiOpts.Observe = d.metrics.observe
 	mux := http.NewServeMux()
-	apiHandler := api.New(d.dir, d.set, &apiOpts).Handler()
+	apiHandler := api.New(d.backend, &apiOpts).Handler()
 	mux.Handle("/v1/", apiHandler)
 	mux.Handle("/healthz", apiHandler)
 	mux.Handle("/metrics", d.protect(promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{})))
@@ -174,7 +180,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 	srcCtx, stopSources := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	f := d.dir.Meta().Format
+	f := d.backend.Meta().Format
 	for _, s := range d.sources {
 		wg.Add(1)
 		go func() {
@@ -223,7 +229,10 @@ loop:
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	err = errors.Join(err, srv.Shutdown(sctx), d.cfg.Events.Flush(), d.dir.Sync())
+	err = errors.Join(err, srv.Shutdown(sctx), d.cfg.Events.Flush())
+	if d.sync != nil {
+		err = errors.Join(err, d.sync())
+	}
 	if d.cfg.Socket != "" {
 		os.Remove(d.cfg.Socket)
 	}

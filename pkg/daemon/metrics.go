@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -124,7 +125,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.mu.Lock()
 	if time.Since(c.fillTime) > 10*time.Second {
-		c.fill, c.fillTime = c.d.set.Fill(), time.Now()
+		if f, err := c.d.backend.Fill(context.Background()); err == nil {
+			c.fill, c.fillTime = f, time.Now()
+		}
 	}
 	f := c.fill
 	c.mu.Unlock()
