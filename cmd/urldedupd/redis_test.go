@@ -7,11 +7,9 @@ import (
 	"hash/crc32"
 	"math/rand/v2"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -65,60 +63,10 @@ func TestRedisFilterExactlyOnce(t *testing.T) {
 	tmp := t.TempDir()
 	addr, _, _ := redisServer(t, tmp)
 	backend := "redis://" + addr + "/0"
-	const procs, lines, shared = 4, 200_000, 60_000
-	inputs := make([]string, procs)
-	want := map[uint32]bool{}
-	for p := range procs {
-		inputs[p] = filepath.Join(tmp, fmt.Sprintf("in%d.txt", p))
-		rng := rand.New(rand.NewPCG(uint64(p), 7))
-		writeURLs(t, inputs[p], lines, func(i int) int {
-			if i%2 == 0 {
-				return rng.IntN(shared)
-			}
-			return (p+1)*10_000_000 + rng.IntN(lines)
-		})
-		data, _ := os.ReadFile(inputs[p])
-		for _, l := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
-			want[crc32.ChecksumIEEE(l)] = true
-		}
-	}
-	outs := make([][]byte, procs)
-	errs := make([]error, procs)
-	var wg sync.WaitGroup
-	for p := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(binary, "--backend", backend, "filter", inputs[p])
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			outs[p], errs[p] = cmd.Output()
-			if errs[p] != nil {
-				errs[p] = fmt.Errorf("%v: %s", errs[p], stderr.String())
-			}
-		}()
-	}
-	wg.Wait()
-	got := map[uint32]int{}
-	for p := range procs {
-		if errs[p] != nil {
-			t.Fatalf("process %d: %v", p, errs[p])
-		}
-		for _, l := range bytes.Split(bytes.TrimSuffix(outs[p], []byte("\n")), []byte("\n")) {
-			got[crc32.ChecksumIEEE(l)]++
-		}
-	}
-	for sig, n := range got {
-		if n != 1 || !want[sig] {
-			t.Fatalf("signature %08x printed %d times", sig, n)
-		}
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d distinct signatures printed, want %d", len(got), len(want))
-	}
+	distinct := filterExactlyOnce(t, 200_000, 60_000, "--backend", backend)
 	// stats over Redis (BITCOUNT) counts them; check reads them.
 	out, stderr, code := run(t, nil, "--backend", backend, "stats", "--json")
-	if code != 0 || !strings.Contains(out, fmt.Sprintf(`"bits_set": %d,`, len(want))) {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf(`"bits_set": %d,`, distinct)) {
 		t.Fatalf("stats: %d %q %q", code, out[:min(len(out), 300)], stderr)
 	}
 	out, _, _ = run(t, nil, "--backend", backend, "check", "http://host1.example.com/path/page-1.html", "http://never.example/")
