@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -111,11 +112,31 @@ func (s *Server) wrap(name string, h handlerFunc) http.Handler {
 	})
 }
 
-func (s *Server) authorized(r *http.Request) bool {
+func (s *Server) authorized(r *http.Request) bool { return Authorized(r, s.opts.Token) }
+
+// Authorized reports whether r carries "Authorization: Bearer TOKEN",
+// compared in constant time.
+func Authorized(r *http.Request, token string) bool {
 	const prefix = "Bearer "
 	h := r.Header.Get("Authorization")
 	return len(h) > len(prefix) && h[:len(prefix)] == prefix &&
-		subtle.ConstantTimeCompare([]byte(h[len(prefix):]), []byte(s.opts.Token)) == 1
+		subtle.ConstantTimeCompare([]byte(h[len(prefix):]), []byte(token)) == 1
+}
+
+// RequireToken wraps h so that requests without the bearer token get 401,
+// with the API's error format. An empty token lets everything through.
+func RequireToken(token string, h http.Handler) http.Handler {
+	if token == "" {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !Authorized(r, token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="urldedupd"`)
+			fail(w, http.StatusUnauthorized, "missing or wrong bearer token")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // fail writes a one-line error and returns its code.
@@ -246,7 +267,10 @@ func (s *Server) parseBatch(w http.ResponseWriter, b *batch, isJSON bool) int {
 	} else {
 		body := b.body
 		for len(body) > 0 {
-			i := indexByte(body, '\n')
+			i := bytes.IndexByte(body, '\n')
+			if i < 0 {
+				i = len(body)
+			}
 			line := body[:i]
 			if i < len(body) {
 				body = body[i+1:]
@@ -273,15 +297,6 @@ func (s *Server) parseBatch(w http.ResponseWriter, b *batch, isJSON bool) int {
 		}
 	}
 	return 0
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return len(b)
 }
 
 // decide signs and decides b.urls into b.seen.

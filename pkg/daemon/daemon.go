@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -175,7 +174,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	apiHandler := api.New(d.backend, &apiOpts).Handler()
 	mux.Handle("/v1/", apiHandler)
 	mux.Handle("/healthz", apiHandler)
-	mux.Handle("/metrics", d.protect(promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{})))
+	mux.Handle("/metrics", api.RequireToken(d.cfg.Token, promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{})))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 
 	srcCtx, stopSources := context.WithCancel(context.Background())
@@ -237,20 +236,4 @@ loop:
 		os.Remove(d.cfg.Socket)
 	}
 	return err
-}
-
-// protect applies the bearer token to /metrics when one is set.
-func (d *Daemon) protect(h http.Handler) http.Handler {
-	if d.cfg.Token == "" {
-		return h
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, []byte("Bearer "+d.cfg.Token)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="urldedupd"`)
-			http.Error(w, "error: missing or wrong bearer token", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
 }

@@ -86,12 +86,12 @@ type flusher interface{ Flush() error }
 // Flush method, Run calls it whenever r has no more data for the moment, so
 // that a filter in a pipeline answers as lines arrive.
 func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string) error {
-	max := f.MaxLine
-	if max <= 0 {
-		max = DefaultMaxLine
+	maxLine := f.MaxLine
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
 	}
-	f.allocBlocks(max)
-	rd := &reader{r: r, name: name, max: max, signer: f.Signer, warn: f.Warn,
+	f.allocBlocks(maxLine)
+	rd := &reader{r: r, name: name, max: maxLine, signer: f.Signer, warn: f.Warn,
 		free: make(chan *block, nblocks), full: make(chan *block, nblocks), stop: make(chan struct{})}
 	for _, b := range f.blocks {
 		rd.free <- b
@@ -111,8 +111,8 @@ func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string)
 	return nil
 }
 
-func (f *Filter) allocBlocks(max int) {
-	size := maxInt(blockSize, 2*max+2)
+func (f *Filter) allocBlocks(maxLine int) {
+	size := max(blockSize, 2*maxLine+2)
 	if len(f.blocks) == nblocks && len(f.blocks[0].buf) >= size {
 		return
 	}
@@ -172,11 +172,4 @@ func (f *Filter) write(w io.Writer, line []byte, seen bool) error {
 	}
 	_, err := w.Write(newline)
 	return err
-}
-
-func maxInt(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
 }
