@@ -7,7 +7,6 @@ import (
 	"io/fs"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
-	"github.com/urldedupd/urldedupd/pkg/linefilter"
 	"github.com/urldedupd/urldedupd/pkg/redisstate"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
@@ -19,7 +18,7 @@ type state struct {
 	dir     *shardfile.Dir // local only
 	set     *bitcheck.Set  // local only
 	redis   *redisstate.Redis
-	decider linefilter.Decider
+	decider bitcheck.Decider
 	signer  *signature.Signer
 	meta    shardfile.Meta
 	where   string

@@ -11,9 +11,7 @@ import (
 // Backend is where the API's decisions are made: a local state (Local) or
 // Redis (*redisstate.Redis). It must be safe for concurrent use.
 type Backend interface {
-	// Decide decides sigs in order: seen[i] reports whether sigs[i] was
-	// set; unless dryRun, every bit is set afterwards.
-	Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error
+	bitcheck.Decider
 	// Fill counts the set bits.
 	Fill(ctx context.Context) (bitcheck.Fill, error)
 	// Meta is the state's metadata.

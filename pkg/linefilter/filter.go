@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
@@ -41,20 +42,13 @@ func (s *Stats) add(o Stats) {
 	s.Invalid += o.Invalid
 }
 
-// Decider decides a batch of signatures in order: seen[i] reports whether
-// sigs[i] was set before; unless dryRun, every bit is set afterwards. A
-// *bitcheck.Set is one; so is the Redis backend.
-type Decider interface {
-	Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error
-}
-
 // Filter decides URL lines against a Decider and writes the chosen ones.
 //
 // Run uses two goroutines: one reads, splits and signs blocks of input, the
 // calling one decides and writes them in order. A Filter is not safe for
 // concurrent use; several Filters may share a Set.
 type Filter struct {
-	Set    Decider
+	Set    bitcheck.Decider
 	Signer *signature.Signer
 	Output Output
 	// DryRun tests without setting any bit.
