@@ -66,7 +66,7 @@ func runFilter(ctx context.Context, g *globalOptions, o *filterOptions, files []
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
 	f := &linefilter.Filter{
-		Set: st.decider, Signer: st.signer, DryRun: o.dryRun, MaxLine: o.maxLine,
+		Set: st.decider, InFlight: st.inFlight, Signer: st.signer, DryRun: o.dryRun, MaxLine: o.maxLine,
 		Warn: func(name string, line uint64, msg string) {
 			fmt.Fprintf(stderr, "urldedupd: %s:%d: %s\n", name, line, msg)
 		},

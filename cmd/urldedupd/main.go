@@ -8,9 +8,18 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/redis/go-redis/v9"
 )
 
+// quiet drops the Redis client's own log lines: every failure that matters
+// comes back as an error, which urldedupd reports with its context.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
 func main() {
+	redis.SetLogger(quiet{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		// The first signal asks for a clean stop; restoring the default

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +22,9 @@ type globalOptions struct {
 	redisPrefix    string
 	onBackendError string
 	localCache     string
+	redisReplicas  int
+	redisTimeout   time.Duration
+	inFlight       int
 }
 
 // defaultDir is $URLDEDUPD_DIR, else $XDG_STATE_HOME/urldedupd, else
@@ -61,6 +65,9 @@ $XDG_STATE_HOME/urldedupd, else ~/.local/state/urldedupd.`,
 	pf.StringVar(&g.redisPrefix, "redis-prefix", "urldedupd", "key prefix in Redis: keys PREFIX:00 … PREFIX:ff and PREFIX:meta")
 	pf.StringVar(&g.onBackendError, "on-backend-error", "fail", "when Redis cannot decide a batch: fail (exit with an error) or assume-new (answer every URL of it new)")
 	pf.StringVar(&g.localCache, "local-cache", "", "with --backend: a local state dir answering known duplicates without asking Redis")
+	pf.IntVar(&g.redisReplicas, "redis-replicas", 0, "with --backend: each batch waits until this many replicas of every master it wrote to have it (WAIT), so a failover cannot lose an answered bit")
+	pf.DurationVar(&g.redisTimeout, "redis-timeout", 10*time.Second, "with --backend: time for one batch, retries of commands that provably did not run included")
+	pf.IntVar(&g.inFlight, "in-flight", 4, "with --backend: batches in flight at once (answers keep their order)")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newInitCommand(g), newFilterCommand(g), newCheckCommand(g), newStatsCommand(g), newReplayCommand(g), newCaptureCommand(g), newMergeCommand(g), newSnapshotCommand(g), newServeCommand(g), newMigrateCommand(g))
 	return root

@@ -22,6 +22,9 @@ type state struct {
 	signer  *signature.Signer
 	meta    shardfile.Meta
 	where   string
+	// inFlight is how many batches a front end keeps in flight: 0 for a
+	// local state, which answers at once.
+	inFlight int
 }
 
 // errLocalOnly is returned by commands that do not support --backend yet.
@@ -54,12 +57,17 @@ func openRedis(g *globalOptions, opts *shardfile.Options) (*state, error) {
 		return nil, usageError(fmt.Errorf("--on-backend-error %q: want fail or assume-new", g.onBackendError))
 	}
 	r, err := redisstate.Open(context.Background(), g.backend, &redisstate.Options{
-		Prefix: g.redisPrefix, Create: opts.Create, Format: opts.Format, OnError: onErr})
+		Prefix: g.redisPrefix, Create: opts.Create, Format: opts.Format, OnError: onErr,
+		Replicas: g.redisReplicas, Timeout: g.redisTimeout})
 	if err != nil {
 		return nil, err
 	}
+	if g.inFlight < 1 {
+		r.Close()
+		return nil, usageError(fmt.Errorf("--in-flight %d: want at least 1", g.inFlight))
+	}
 	m := r.Meta()
-	st := &state{redis: r, decider: r, meta: m, where: r.String(),
+	st := &state{redis: r, decider: r, meta: m, where: r.String(), inFlight: g.inFlight,
 		signer: signature.NewSigner(m.Format.Algorithm, m.Format.Mode)}
 	if g.localCache != "" {
 		// The cache must read bits as Redis does: the same format.

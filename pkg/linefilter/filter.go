@@ -2,9 +2,11 @@ package linefilter
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/inflight"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
@@ -48,9 +50,13 @@ func (s *Stats) add(o Stats) {
 // calling one decides and writes them in order. A Filter is not safe for
 // concurrent use; several Filters may share a Set.
 type Filter struct {
-	Set    bitcheck.Decider
-	Signer *signature.Signer
-	Output Output
+	Set bitcheck.Decider
+	// InFlight, when above 1, keeps that many batches in flight to Set at
+	// once, for a remote backend whose round trip is the bottleneck.
+	// Output keeps the input's order either way.
+	InFlight int
+	Signer   *signature.Signer
+	Output   Output
 	// DryRun tests without setting any bit.
 	DryRun bool
 	// MaxLine is the longest accepted line, without its newline; zero
@@ -84,14 +90,21 @@ func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string)
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
-	f.allocBlocks(maxLine)
+	n := nblocks
+	if f.InFlight > 1 {
+		n++ // the window may hold the tail of one block and the head of the next
+	}
+	f.allocBlocks(maxLine, n)
 	rd := &reader{r: r, name: name, max: maxLine, signer: f.Signer, warn: f.Warn,
-		free: make(chan *block, nblocks), full: make(chan *block, nblocks), stop: make(chan struct{})}
+		free: make(chan *block, n), full: make(chan *block, n), stop: make(chan struct{})}
 	for _, b := range f.blocks {
 		rd.free <- b
 	}
 	go rd.run(ctx)
 	defer close(rd.stop)
+	if f.InFlight > 1 {
+		return f.runWindow(ctx, w, rd)
+	}
 	for b := range rd.full {
 		if err := f.decide(ctx, w, b); err != nil {
 			return err
@@ -105,13 +118,13 @@ func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string)
 	return nil
 }
 
-func (f *Filter) allocBlocks(maxLine int) {
+func (f *Filter) allocBlocks(maxLine, n int) {
 	size := max(blockSize, 2*maxLine+2)
-	if len(f.blocks) == nblocks && len(f.blocks[0].buf) >= size {
+	if len(f.blocks) == n && len(f.blocks[0].buf) >= size {
 		return
 	}
 	f.blocks = f.blocks[:0]
-	for range nblocks {
+	for range n {
 		f.blocks = append(f.blocks, &block{buf: make([]byte, size)})
 	}
 }
@@ -123,7 +136,8 @@ func (f *Filter) decide(ctx context.Context, w io.Writer, b *block) error {
 		end := min(start+batchSize, len(b.sigs))
 		sigs, seen := b.sigs[start:end], f.seen[:end-start]
 		if err := f.Set.Decide(ctx, sigs, seen, f.DryRun); err != nil {
-			return err // nothing of this batch is written: nothing was decided
+			// Nothing of this batch is written: nothing was decided.
+			return fmt.Errorf("%w (after %d URLs decided and written)", err, f.Stats.New+f.Stats.Dup)
 		}
 		for i, line := range b.lines[start:end] {
 			if seen[i] {
@@ -138,6 +152,79 @@ func (f *Filter) decide(ctx context.Context, w io.Writer, b *block) error {
 	}
 	if fl, ok := w.(flusher); ok && b.drained {
 		return fl.Flush()
+	}
+	return nil
+}
+
+// span is a batch in flight: lines start to end of a block.
+type span struct {
+	b          *block
+	start, end int
+}
+
+// runWindow is Run's loop with f.InFlight batches in flight: each batch is
+// written when it comes back, oldest first, and a block goes back to the
+// reader when its last batch is written.
+func (f *Filter) runWindow(ctx context.Context, w io.Writer, rd *reader) error {
+	win := inflight.NewWindow[span](ctx, f.Set, f.InFlight, f.DryRun)
+	defer win.Close()
+	recv := func() error {
+		sp, err := win.Recv()
+		if err != nil {
+			return fmt.Errorf("%w (after %d URLs decided and written)", err, f.Stats.New+f.Stats.Dup)
+		}
+		for i, line := range sp.b.lines[sp.start:sp.end] {
+			seen := sp.b.seen[sp.start+i]
+			if seen {
+				f.Stats.Dup++
+			} else {
+				f.Stats.New++
+			}
+			if err := f.write(w, line, seen); err != nil {
+				return err
+			}
+		}
+		if b := sp.b; sp.end == len(b.sigs) && !b.last && b.err == nil {
+			rd.free <- b
+		}
+		return nil
+	}
+	for b := range rd.full {
+		// Once its last batch is written, b goes back to the reader: read
+		// what is needed of it first.
+		drained, final, err, empty := b.drained, b.last || b.err != nil, b.err, len(b.sigs) == 0
+		if cap(b.seen) < len(b.sigs) {
+			b.seen = make([]bool, len(b.sigs))
+		}
+		b.seen = b.seen[:len(b.sigs)]
+		for start := 0; start < len(b.sigs); start += batchSize {
+			if win.Full() {
+				if err := recv(); err != nil {
+					return err
+				}
+			}
+			end := min(start+batchSize, len(b.sigs))
+			win.Send(b.sigs[start:end], b.seen[start:end], span{b, start, end})
+		}
+		if drained || final {
+			for win.Len() > 0 {
+				if err := recv(); err != nil {
+					return err
+				}
+			}
+			if fl, ok := w.(flusher); ok && drained {
+				if err := fl.Flush(); err != nil {
+					return err
+				}
+			}
+		}
+		if final {
+			f.Stats.add(b.stats) // the last block is never handed back
+			return err
+		}
+		if empty {
+			rd.free <- b
+		}
 	}
 	return nil
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/linefilter"
@@ -63,10 +65,13 @@ func TestFilterOutputs(t *testing.T) {
 			"new\thttp://a.com/1\ndup\tHTTP://A.COM:80/1\nnew\thttp://b.com/\ndup\thttp://a.com/1#x\nnew\tnot a url %zz\ndup\tnot a url %zz\n"},
 	}
 	for _, tt := range tests {
-		for _, oneByte := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/onebyte=%v", tt.name, oneByte), func(t *testing.T) {
+		for _, cfg := range []struct{ oneByte, window bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+			t.Run(fmt.Sprintf("%s/onebyte=%v/window=%v", tt.name, cfg.oneByte, cfg.window), func(t *testing.T) {
 				f := tt.f
-				got, _ := run(t, newSet(t), f, input, oneByte)
+				if cfg.window {
+					f.InFlight = 3
+				}
+				got, _ := run(t, newSet(t), f, input, cfg.oneByte)
 				if got != tt.want {
 					t.Fatalf("got\n%q\nwant\n%q", got, tt.want)
 				}
@@ -110,8 +115,16 @@ func TestFilterBlockBoundaries(t *testing.T) {
 		fmt.Fprintf(&in, "http://example.com/page/%d\n", i%150000)
 	}
 	in.WriteString(strings.Repeat("z", 3<<20) + "\nhttp://last.example/\n")
-	f := linefilter.Filter{}
-	got, warns := run(t, newSet(t), f, in.String(), false)
+	for _, inFlight := range []int{0, 4} {
+		t.Run(fmt.Sprintf("inflight=%d", inFlight), func(t *testing.T) {
+			testBlockBoundaries(t, in.String(), inFlight)
+		})
+	}
+}
+
+func testBlockBoundaries(t *testing.T, in string, inFlight int) {
+	f := linefilter.Filter{InFlight: inFlight}
+	got, warns := run(t, newSet(t), f, in, false)
 	if n := strings.Count(got, "\n"); n != 150001 {
 		t.Fatalf("%d lines out, want 150001", n)
 	}
@@ -179,5 +192,89 @@ func TestFilterSeveralRuns(t *testing.T) {
 	}
 	if f.Stats.Lines != 300_000 || f.Stats.New != 100_000 || f.Stats.Dup != 200_000 {
 		t.Fatalf("stats %+v", f.Stats)
+	}
+}
+
+// With batches in flight, the answers and their order are those of one
+// batch at a time, across block boundaries and with repeats in flight.
+func TestFilterInFlightSameAnswers(t *testing.T) {
+	var in strings.Builder
+	for i := range 300_000 {
+		id := i
+		if i%10 < 4 {
+			id = i - 1 - i%777 // a recent URL again: often in a batch in flight
+		}
+		fmt.Fprintf(&in, "http://h%d.example/%d\n", id%97, id)
+	}
+	f := linefilter.Filter{Output: linefilter.Mark}
+	want, _ := run(t, newSet(t), f, in.String(), false)
+	f.InFlight = 8
+	got, _ := run(t, newSet(t), f, in.String(), false)
+	if got != want {
+		gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("line %d: %q with 8 in flight, %q with one", i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%d lines with 8 in flight, %d with one", len(gl), len(wl))
+	}
+}
+
+// slowSet is a real Set whose batches take a while, like a remote one.
+type slowSet struct{ set *bitcheck.Set }
+
+func (s slowSet) Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
+	time.Sleep(2 * time.Millisecond)
+	return s.set.Decide(ctx, sigs, seen, dryRun)
+}
+
+// trickle hands out its data 4 KiB per read, pausing before each, as a
+// pipe from a slow producer does.
+type trickle struct{ data []byte }
+
+func (t *trickle) Read(p []byte) (int, error) {
+	if len(t.data) == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(200 * time.Microsecond)
+	n := copy(p[:min(len(p), 4096)], t.data)
+	t.data = t.data[n:]
+	return n, nil
+}
+
+// Input that arrives a little at a time makes every block a short one, and
+// blocks go back to the reader while it waits for input: with batches in
+// flight, every line is still written once, in order (run with -race).
+func TestFilterInFlightSlowInput(t *testing.T) {
+	var in bytes.Buffer
+	for i := range 30_000 {
+		fmt.Fprintf(&in, "http://slow.example/%d\n", i%20_000)
+	}
+	f := linefilter.Filter{Set: slowSet{newSet(t)}, Signer: signature.NewSigner(signature.IEEE, signature.Safe),
+		Output: linefilter.Mark, InFlight: 4}
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- f.Run(context.Background(), &out, &trickle{in.Bytes()}, "slow") }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("filter did not finish within 60 s")
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 30_000 {
+		t.Fatalf("%d lines out, want 30000", len(lines))
+	}
+	for i, l := range lines {
+		want := fmt.Sprintf("new\thttp://slow.example/%d", i%20_000)
+		if i >= 20_000 {
+			want = "dup" + want[3:]
+		}
+		if l != want {
+			t.Fatalf("line %d: %q, want %q", i+1, l, want)
+		}
 	}
 }

@@ -16,10 +16,11 @@ type block struct {
 	buf     []byte
 	lines   [][]byte
 	sigs    []signature.Signature
-	drained bool  // the input had nothing more for the moment
-	last    bool  // end of input
-	err     error // the reader stopped on this error
-	stats   Stats // the reader's counts, on the last block
+	seen    []bool // answers, when decided through a window
+	drained bool   // the input had nothing more for the moment
+	last    bool   // end of input
+	err     error  // the reader stopped on this error
+	stats   Stats  // the reader's counts, on the last block
 }
 
 // reader is the goroutine that reads, splits and signs.

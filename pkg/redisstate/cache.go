@@ -2,6 +2,8 @@ package redisstate
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/signature"
@@ -14,17 +16,24 @@ import (
 // the cache only after Redis has it set, so a bit set locally is set
 // globally, and a signature found in the cache is a certain duplicate that
 // needs no round trip. Every other signature is decided by Redis, in order,
-// as without the cache. Several processes may share one cache directory.
+// as without the cache. Several processes may share one cache directory,
+// and a Cached is safe for concurrent use.
 type Cached struct {
 	Local  *bitcheck.Set
 	Remote *Redis
 
+	scratch sync.Pool // *cacheScratch
+	local   atomic.Uint64
+	remote  atomic.Uint64
+}
+
+// cacheScratch is one call's working memory, reused across calls.
+type cacheScratch struct {
 	idx   []int                       // batch index of each signature sent
 	sub   []signature.Signature       // the signatures sent to Redis
 	seen  []bool                      // Redis' answers
 	first map[signature.Signature]int // signature → its index in sub
 	rep   []int                       // batch indexes of in-batch repeats
-	Stats CacheStats
 }
 
 // CacheStats count where decisions were made.
@@ -33,49 +42,56 @@ type CacheStats struct {
 	Remote uint64 // signatures sent to Redis
 }
 
+// Stats returns the counts so far.
+func (c *Cached) Stats() CacheStats {
+	return CacheStats{Local: c.local.Load(), Remote: c.remote.Load()}
+}
+
 // Decide answers what the cache knows and sends the rest to Redis, each
 // signature once per batch: a repeat within the batch is a duplicate of its
 // first occurrence (in a dry run, it shares the first one's answer).
 func (c *Cached) Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
 	c.Local.TestBatch(sigs, seen)
-	if c.first == nil {
-		c.first = make(map[signature.Signature]int, 1024)
+	sc, _ := c.scratch.Get().(*cacheScratch)
+	if sc == nil {
+		sc = &cacheScratch{first: make(map[signature.Signature]int, 1024)}
 	}
-	clear(c.first)
-	c.idx, c.sub, c.rep = c.idx[:0], c.sub[:0], c.rep[:0]
+	defer c.scratch.Put(sc)
+	clear(sc.first)
+	sc.idx, sc.sub, sc.rep = sc.idx[:0], sc.sub[:0], sc.rep[:0]
 	for i, s := range sigs {
 		if seen[i] {
 			continue
 		}
-		if _, ok := c.first[s]; ok {
-			c.rep = append(c.rep, i)
+		if _, ok := sc.first[s]; ok {
+			sc.rep = append(sc.rep, i)
 			continue
 		}
-		c.first[s] = len(c.sub)
-		c.idx = append(c.idx, i)
-		c.sub = append(c.sub, s)
+		sc.first[s] = len(sc.sub)
+		sc.idx = append(sc.idx, i)
+		sc.sub = append(sc.sub, s)
 	}
-	c.Stats.Local += uint64(len(sigs) - len(c.sub))
-	if len(c.sub) == 0 {
+	c.local.Add(uint64(len(sigs) - len(sc.sub)))
+	if len(sc.sub) == 0 {
 		return nil
 	}
-	c.Stats.Remote += uint64(len(c.sub))
-	if cap(c.seen) < len(c.sub) {
-		c.seen = make([]bool, len(c.sub))
+	c.remote.Add(uint64(len(sc.sub)))
+	if cap(sc.seen) < len(sc.sub) {
+		sc.seen = make([]bool, len(sc.sub))
 	}
-	rs := c.seen[:len(c.sub)]
-	if err := c.Remote.Decide(ctx, c.sub, rs, dryRun); err != nil {
+	rs := sc.seen[:len(sc.sub)]
+	if err := c.Remote.Decide(ctx, sc.sub, rs, dryRun); err != nil {
 		return err
 	}
-	for k, i := range c.idx {
+	for k, i := range sc.idx {
 		seen[i] = rs[k]
 		// Redis now has the bit set (unless a dry run found it clear).
 		if !dryRun || rs[k] {
-			c.Local.TestAndSet(c.sub[k])
+			c.Local.TestAndSet(sc.sub[k])
 		}
 	}
-	for _, i := range c.rep {
-		seen[i] = !dryRun || rs[c.first[sigs[i]]]
+	for _, i := range sc.rep {
+		seen[i] = !dryRun || rs[sc.first[sigs[i]]]
 	}
 	return nil
 }

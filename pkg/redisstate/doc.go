@@ -14,16 +14,23 @@
 // # Exactly once
 //
 // SETBIT returns the bit's old value and runs atomically on the server, so
-// every decision is the server's. A batch is one pipeline; Redis runs a
-// connection's commands in order, and in a cluster all commands for one
-// key go to one node in order, so the first of repeated signatures in a
-// batch is the new one.
+// every decision is the server's. A batch sends each distinct signature
+// once, as one pipeline; a repeat within the batch is a duplicate of its
+// first occurrence.
 //
 // # Failures
 //
-// A pipeline that may have reached the server is never sent again: a
+// A command that may have reached the server is never sent again: a
 // second SETBIT would answer "dup" for a URL whose "new" was lost, and no
-// URL may be answered without Redis having decided. Only connecting is
-// retried (with backoff, bounded); a batch that fails returns ErrUnavailable
-// (or, with OnError set to AssumeNew, is answered all new, as asked).
+// URL may be answered without Redis having decided. Commands that provably
+// did not run (no connection could be made; LOADING, CLUSTERDOWN, TRYAGAIN,
+// MASTERDOWN, READONLY or MOVED replies) are sent again with backoff until
+// the batch's Timeout; so a restart or a cluster failover that completes
+// within it costs a pause, not the run. Any other failure returns
+// ErrUnavailable (or, with OnError set to AssumeNew, answers the undecided
+// URLs new, as asked).
+//
+// Replication is asynchronous: a master that dies before its replica has a
+// bit loses the bit in the failover. Options.Replicas closes that gap: each
+// batch waits (WAIT) for that many replicas of every master it wrote to.
 package redisstate

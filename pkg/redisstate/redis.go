@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -40,19 +42,28 @@ type Options struct {
 	Create   bool   // write the metadata key when there is none
 	Format   *shardfile.Format
 	OnError  OnError
-	Timeout  time.Duration // per batch; default 10 s
+	Timeout  time.Duration // per batch, retries included; default 10 s
 	Attempts int           // connection attempts at Open; default 5
+	// Replicas, when above 0, makes every batch wait (WAIT) until that
+	// many replicas of each master it wrote to have acknowledged it; a
+	// batch they do not acknowledge within Timeout fails. Without it, a
+	// master that dies before its replica has a bit can lose the bit in
+	// the failover, and the URL can be answered new a second time.
+	Replicas int
 }
 
 // Redis is a bitmap in Redis. It is safe for concurrent use.
 type Redis struct {
-	c       redis.UniversalClient
-	prefix  string
-	keys    [signature.Shards]string
-	meta    shardfile.Meta
-	onError OnError
-	timeout time.Duration
-	assumed uint64
+	c        redis.UniversalClient
+	prefix   string
+	keys     [signature.Shards]string
+	meta     shardfile.Meta
+	onError  OnError
+	timeout  time.Duration
+	replicas int
+	cluster  *redis.ClusterClient // when c is a cluster
+	scratch  sync.Pool            // *scratch
+	assumed  atomic.Uint64
 }
 
 // Open connects to addr (redis://[user:pass@]host:port[/db] or
@@ -66,7 +77,8 @@ func Open(ctx context.Context, addr string, opts *Options) (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Redis{c: c, prefix: opts.Prefix, onError: opts.OnError, timeout: opts.Timeout}
+	r := &Redis{c: c, prefix: opts.Prefix, onError: opts.OnError, timeout: opts.Timeout, replicas: opts.Replicas}
+	r.cluster, _ = c.(*redis.ClusterClient)
 	if r.prefix == "" {
 		r.prefix = "urldedupd"
 	}
@@ -178,41 +190,11 @@ func (r *Redis) loadMeta(ctx context.Context, opts *Options) error {
 func (r *Redis) Meta() shardfile.Meta { return r.meta }
 
 // Assumed returns how many URLs were answered new under AssumeNew.
-func (r *Redis) Assumed() uint64 { return r.assumed }
+func (r *Redis) Assumed() uint64 { return r.assumed.Load() }
 
 // offset maps a bit to its Redis SETBIT offset, so that the string's bytes
 // equal the shard file's (LSB-first within each byte).
 func offset(bit uint32) int64 { return int64(bit&^7 | (7 - bit&7)) }
-
-// Decide tests and sets (or with dryRun only tests) every signature's bit
-// in one pipeline, in order. seen[i] reports whether sigs[i] was set.
-func (r *Redis) Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
-	ctx, cancel := context.WithTimeout(ctx, r.timeout)
-	defer cancel()
-	pipe := r.c.Pipeline()
-	cmds := make([]*redis.IntCmd, len(sigs))
-	for i, s := range sigs {
-		if dryRun {
-			cmds[i] = pipe.GetBit(ctx, r.keys[s.Shard()], offset(s.Bit()))
-		} else {
-			cmds[i] = pipe.SetBit(ctx, r.keys[s.Shard()], offset(s.Bit()), 1)
-		}
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		if r.onError == AssumeNew {
-			for i := range sigs {
-				seen[i] = false
-			}
-			r.assumed += uint64(len(sigs))
-			return nil
-		}
-		return fmt.Errorf("redisstate: batch of %d: %w: %v", len(sigs), ErrUnavailable, err)
-	}
-	for i, c := range cmds {
-		seen[i] = c.Val() == 1
-	}
-	return nil
-}
 
 // Fill counts the set bits of every key (BITCOUNT).
 func (r *Redis) Fill(ctx context.Context) (bitcheck.Fill, error) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,20 +20,34 @@ import (
 
 // server starts a real redis-server on a free loopback port and stops it,
 // by pid, when the test or benchmark ends.
-func server(tb testing.TB) string {
+func server(tb testing.TB, args ...string) string {
 	tb.Helper()
+	addr, _ := serverOn(tb, freePort(tb), args...)
+	return addr
+}
+
+func freePort(tb testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--save", "",
-		"--appendonly", "no", "--dir", tb.TempDir())
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// serverOn starts redis-server on port and returns its address and a
+// function that kills it (SIGKILL) and waits for it; cleanup does the same.
+func serverOn(tb testing.TB, port int, args ...string) (addr string, kill func()) {
+	tb.Helper()
+	args = append([]string{"--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--save", "",
+		"--appendonly", "no", "--dir", tb.TempDir()}, args...)
+	cmd := exec.Command("redis-server", args...)
 	if err := cmd.Start(); err != nil {
 		tb.Fatal("redis-server (make test installs it): ", err)
 	}
-	tb.Cleanup(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+	var once sync.Once
+	kill = func() { once.Do(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() }) }
+	tb.Cleanup(kill)
 	for i := 0; ; i++ {
 		if out, _ := exec.Command("redis-cli", "-p", fmt.Sprint(port), "ping").Output(); strings.TrimSpace(string(out)) == "PONG" {
 			break
@@ -42,7 +57,7 @@ func server(tb testing.TB) string {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Sprintf("redis://127.0.0.1:%d/0", port)
+	return fmt.Sprintf("redis://127.0.0.1:%d/0", port), kill
 }
 
 func TestDecideInOrder(t *testing.T) {
@@ -87,6 +102,71 @@ func TestOpenErrors(t *testing.T) {
 	}
 	if time.Since(start) < 300*time.Millisecond {
 		t.Fatal("gave up without backing off")
+	}
+}
+
+// A batch sent while the server is down is sent again, once the server is
+// back: no connection was made, so nothing of it ran.
+func TestDecideRetriesUntilServerIsBack(t *testing.T) {
+	ctx := context.Background()
+	port := freePort(t)
+	addr, kill := serverOn(t, port)
+	r, err := redisstate.Open(ctx, addr, &redisstate.Options{Create: true, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sigs := []signature.Signature{7, 8, 7}
+	seen := make([]bool, 3)
+	if err := r.Decide(ctx, sigs, seen, false); err != nil {
+		t.Fatal(err)
+	}
+	kill()
+	back := make(chan struct{})
+	go func() {
+		defer close(back)
+		time.Sleep(700 * time.Millisecond)
+		serverOn(t, port)
+	}()
+	start := time.Now()
+	sigs = []signature.Signature{9, 10, 9}
+	err = r.Decide(ctx, sigs, seen, false)
+	<-back
+	if err != nil {
+		t.Fatalf("batch while the server was down: %v", err)
+	}
+	if time.Since(start) < 500*time.Millisecond || fmt.Sprint(seen) != "[false false true]" {
+		t.Fatalf("answers %v after %v; want [false false true] after the restart", seen, time.Since(start))
+	}
+}
+
+// With Replicas, a batch that the replicas do not acknowledge fails.
+func TestDecideWaitsForReplicas(t *testing.T) {
+	ctx := context.Background()
+	master := server(t)
+	mport := strings.TrimSuffix(strings.TrimPrefix(master, "redis://127.0.0.1:"), "/0")
+	server(t, "--replicaof", "127.0.0.1", mport)
+	r, err := redisstate.Open(ctx, master, &redisstate.Options{Create: true, Replicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	seen := make([]bool, 2)
+	deadline := time.Now().Add(10 * time.Second)
+	for err = r.Decide(ctx, []signature.Signature{1, 2}, seen, false); err != nil; err = r.Decide(ctx, []signature.Signature{1, 2}, seen, false) {
+		if time.Now().After(deadline) { // the replica may still be syncing
+			t.Fatalf("one replica: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r2, err := redisstate.Open(ctx, master, &redisstate.Options{Replicas: 2, Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	err = r2.Decide(ctx, []signature.Signature{3}, seen[:1], false)
+	if !errors.Is(err, redisstate.ErrUnavailable) || !strings.Contains(err.Error(), "1 of 2 replicas") {
+		t.Fatalf("two replicas asked, one there: %v", err)
 	}
 }
 

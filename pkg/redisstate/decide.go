@@ -1,0 +1,215 @@
+package redisstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/urldedupd/urldedupd/pkg/signature"
+)
+
+// scratch is one Decide call's working memory, reused across calls.
+type scratch struct {
+	sub     []signature.Signature       // distinct signatures of the batch
+	ans     []bool                      // their answers
+	met     []bool                      // first occurrence met, when answering
+	first   map[signature.Signature]int // signature → index in sub
+	of      []int                       // batch index → index in sub
+	pending []int                       // indexes in sub not yet decided
+}
+
+// Decide tests and sets (or with dryRun only tests) every signature's bit,
+// in one pipeline per attempt. seen[i] reports whether sigs[i] was set; a
+// repeat within the batch is a duplicate of its first occurrence (in a dry
+// run it shares the first one's answer), so each signature is sent once.
+//
+// Commands that provably did not run (no connection could be made, or the
+// server refused them unrun: LOADING, CLUSTERDOWN, TRYAGAIN, MASTERDOWN,
+// READONLY, MOVED) are sent again, with backoff, until Timeout. A command
+// that may have run and has no answer fails the batch at once: sending it
+// again could turn a lost "new" into "dup".
+func (r *Redis) Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	sc, _ := r.scratch.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{first: make(map[signature.Signature]int, 1024)}
+	}
+	defer r.scratch.Put(sc)
+	clear(sc.first)
+	sc.sub, sc.of, sc.pending = sc.sub[:0], sc.of[:0], sc.pending[:0]
+	for _, s := range sigs {
+		k, ok := sc.first[s]
+		if !ok {
+			k = len(sc.sub)
+			sc.first[s] = k
+			sc.sub = append(sc.sub, s)
+			sc.pending = append(sc.pending, k)
+		}
+		sc.of = append(sc.of, k)
+	}
+	if cap(sc.ans) < len(sc.sub) {
+		sc.ans, sc.met = make([]bool, len(sc.sub)), make([]bool, len(sc.sub))
+	}
+	sc.ans, sc.met = sc.ans[:len(sc.sub)], sc.met[:len(sc.sub)]
+	clear(sc.met)
+
+	if err := r.decide(ctx, sc, dryRun); err != nil {
+		if r.onError != AssumeNew {
+			return fmt.Errorf("redisstate: batch of %d: %w", len(sigs), err)
+		}
+		for _, k := range sc.pending {
+			sc.ans[k] = false
+		}
+		r.assumed.Add(uint64(len(sc.pending)))
+	}
+	for i, k := range sc.of {
+		// Unless a dry run, every occurrence after the first is a duplicate.
+		seen[i] = sc.ans[k] || (sc.met[k] && !dryRun)
+		sc.met[k] = true
+	}
+	return nil
+}
+
+// decide runs the pending commands until none is left, sending again those
+// that provably did not run, with backoff, until ctx ends.
+func (r *Redis) decide(ctx context.Context, sc *scratch, dryRun bool) error {
+	wait := 20 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		var retry, err error
+		if r.cluster != nil && r.replicas > 0 && !dryRun {
+			sc.pending, retry, err = r.runByMaster(ctx, sc)
+		} else {
+			sc.pending, retry, err = r.run(ctx, r.c, sc, sc.pending, dryRun, r.replicas > 0 && !dryRun)
+		}
+		if err != nil {
+			return err
+		}
+		if len(sc.pending) == 0 {
+			return nil
+		}
+		if r.cluster != nil {
+			r.cluster.ReloadState(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %d commands not run in %d attempts within %v: %v", ErrUnavailable, len(sc.pending), attempt, r.timeout, retry)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// run sends the commands for ks (indexes in sc.sub) as one pipeline on c,
+// followed by a WAIT when wait is set, and records the answers. It returns
+// the indexes whose commands provably did not run (reusing ks) with the
+// last of their errors, or an error that fails the batch.
+func (r *Redis) run(ctx context.Context, c redis.Cmdable, sc *scratch, ks []int, dryRun, wait bool) (left []int, retry, err error) {
+	pipe := c.Pipeline()
+	cmds := make([]*redis.IntCmd, len(ks))
+	for j, k := range ks {
+		s := sc.sub[k]
+		if dryRun {
+			cmds[j] = pipe.GetBit(ctx, r.keys[s.Shard()], offset(s.Bit()))
+		} else {
+			cmds[j] = pipe.SetBit(ctx, r.keys[s.Shard()], offset(s.Bit()), 1)
+		}
+	}
+	var waitCmd *redis.Cmd
+	if wait {
+		waitCmd = pipe.Do(ctx, "WAIT", r.replicas, r.timeout.Milliseconds())
+	}
+	_, _ = pipe.Exec(ctx) // every command carries its own error
+	left = ks[:0]
+	for j, cmd := range cmds {
+		if e := cmd.Err(); e != nil {
+			if !notRun(e) {
+				return nil, nil, fmt.Errorf("%w: %v (the batch may have been partly applied)", ErrUnavailable, e)
+			}
+			left = append(left, ks[j])
+			retry = e
+			continue
+		}
+		sc.ans[ks[j]] = cmd.Val() == 1
+	}
+	if waitCmd != nil && len(left) < len(cmds) {
+		if e := waitCmd.Err(); e != nil {
+			return nil, nil, fmt.Errorf("%w: WAIT: %v (the batch ran on the master; whether a replica has it is unknown)", ErrUnavailable, e)
+		}
+		if n, e := waitCmd.Int64(); e != nil || n < int64(r.replicas) {
+			return nil, nil, fmt.Errorf("%w: %d of %d replicas acknowledged the batch within %v (it ran on the master only)",
+				ErrUnavailable, n, r.replicas, r.timeout)
+		}
+	}
+	return left, retry, nil
+}
+
+// runByMaster is run for a cluster whose writes must reach replicas: WAIT
+// counts the writes of its own connection, so each master gets its own
+// pipeline with its own WAIT, all at once.
+func (r *Redis) runByMaster(ctx context.Context, sc *scratch) (left []int, retry, err error) {
+	var masters [signature.Shards]*redis.Client
+	groups := map[*redis.Client][]int{}
+	var unrouted []int
+	for _, k := range sc.pending {
+		sh := sc.sub[k].Shard()
+		if masters[sh] == nil {
+			m, e := r.cluster.MasterForKey(ctx, r.keys[sh])
+			if e != nil { // no master known for the slot: nothing sent
+				unrouted, retry = append(unrouted, k), e
+				continue
+			}
+			masters[sh] = m
+		}
+		groups[masters[sh]] = append(groups[masters[sh]], k)
+	}
+	type result struct {
+		left       []int
+		retry, err error
+	}
+	results := make(chan result, len(groups))
+	var wg sync.WaitGroup
+	for m, ks := range groups {
+		wg.Go(func() {
+			l, re, e := r.run(ctx, m, sc, ks, false, true)
+			results <- result{l, re, e}
+		})
+	}
+	wg.Wait()
+	close(results)
+	left = append(sc.pending[:0], unrouted...)
+	for res := range results {
+		err = errors.Join(err, res.err)
+		if res.retry != nil {
+			retry = res.retry
+		}
+		left = append(left, res.left...)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return left, retry, nil
+}
+
+// notRun reports whether err proves that a command never ran: no
+// connection could be made, or the server refused it before running it.
+func notRun(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	if errors.Is(err, redis.ErrPoolTimeout) {
+		return true
+	}
+	for _, p := range []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "MOVED"} {
+		if redis.HasErrorPrefix(err, p) {
+			return true
+		}
+	}
+	return false
+}
