@@ -130,11 +130,14 @@ func TestRedisStoppedMidRun(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	printed := make(chan []string, 1)
+	first := make(chan struct{})
 	go func() {
 		var got []string
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			got = append(got, sc.Text())
+			if got = append(got, sc.Text()); len(got) == 1 {
+				close(first)
+			}
 		}
 		printed <- got
 	}()
@@ -148,7 +151,13 @@ func TestRedisStoppedMidRun(t *testing.T) {
 		w.Flush()
 		stdin.Close()
 	}()
-	time.Sleep(time.Duration(300+rand.IntN(300)) * time.Millisecond)
+	// Stop Redis once output has begun, at a random moment after.
+	select {
+	case <-first:
+	case <-time.After(30 * time.Second):
+		t.Fatal("nothing printed within 30 s")
+	}
+	time.Sleep(time.Duration(rand.IntN(300)) * time.Millisecond)
 	stop()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
