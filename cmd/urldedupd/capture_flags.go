@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -83,6 +84,8 @@ func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 // captureRun is what replay and capture share: the state, the output, the
 // audit log and the engine.
 type captureRun struct {
+	ctx      context.Context // the run's: ends when the audit log fails
+	cancel   context.CancelFunc
 	st       *state
 	out      *bufio.Writer
 	closeOut func() error
@@ -91,7 +94,7 @@ type captureRun struct {
 }
 
 // start opens the state and the output and builds the engine.
-func (o *captureOptions) start(g *globalOptions, stdout io.Writer) (*captureRun, error) {
+func (o *captureOptions) start(ctx context.Context, g *globalOptions, stdout io.Writer) (*captureRun, error) {
 	format, err := o.format()
 	if err != nil {
 		return nil, err
@@ -108,13 +111,21 @@ func (o *captureOptions) start(g *globalOptions, stdout io.Writer) (*captureRun,
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
-	log := audit.New(st.set, st.signer, w, format, o.dryRun)
-	return &captureRun{st: st, out: w, closeOut: closeOut, log: log, eng: capture.NewEngine(engOpts, log.Request)}, nil
+	log := audit.New(st.decider, st.signer, w, format, o.dryRun, &audit.Options{InFlight: st.inFlight})
+	ctx, cancel := context.WithCancel(ctx)
+	log.OnError = func(error) { cancel() } // a failed decision or write ends the run
+	return &captureRun{ctx: ctx, cancel: cancel, st: st, out: w, closeOut: closeOut, log: log,
+		eng: capture.NewEngine(engOpts, log.Request)}, nil
 }
 
 // finish writes the summary and closes the output and the state, joining
 // their errors to the run's.
 func (r *captureRun) finish(runErr error, stderr io.Writer) error {
+	logErr := r.log.Close() // decides and writes what is still queued
+	r.cancel()
+	if logErr != nil && errors.Is(runErr, context.Canceled) {
+		runErr = nil // the log's failure stopped the run: report that alone
+	}
 	writeSummary(stderr, r.eng.Stats(), r.log.Counts)
-	return errors.Join(runErr, r.log.Err(), r.closeOut(), r.st.Close())
+	return errors.Join(runErr, logErr, r.closeOut(), r.st.Close())
 }

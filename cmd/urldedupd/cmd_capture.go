@@ -53,9 +53,6 @@ and the exit code is 0. Needs CAP_NET_RAW (root, or setcap on the binary).`,
 }
 
 func runCapture(ctx context.Context, g *globalOptions, o *liveOptions, stdout, stderr io.Writer) error {
-	if g.backend != "" {
-		return usageError(errLocalOnly)
-	}
 	if _, err := o.format(); err != nil { // usage errors before opening anything
 		return err
 	}
@@ -64,13 +61,13 @@ func runCapture(ctx context.Context, g *globalOptions, o *liveOptions, stdout, s
 		return err
 	}
 	defer src.Close()
-	run, err := o.start(g, stdout)
+	run, err := o.start(ctx, g, stdout)
 	if err != nil {
 		return err
 	}
-	run.eng.Idle = func() { _ = run.out.Flush() }
+	run.eng.Idle = func() { run.log.Flush(); _ = run.out.Flush() }
 	fmt.Fprintf(stderr, "urldedupd: capturing on %s\n", o.iface)
-	err = run.eng.Run(ctx, src)
+	err = run.eng.Run(run.ctx, src)
 	if errors.Is(err, context.Canceled) {
 		err = nil // a signal is how a capture ends
 	}

@@ -41,20 +41,17 @@ everything before it was processed.`,
 }
 
 func runReplay(ctx context.Context, g *globalOptions, o *captureOptions, files []string, stdout, stderr io.Writer) error {
-	if g.backend != "" {
-		return usageError(errLocalOnly)
-	}
 	src, err := capture.OpenFiles(files...)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	run, err := o.start(g, stdout)
+	run, err := o.start(ctx, g, stdout)
 	if err != nil {
 		return err
 	}
 	stop := showProgress(stderr, src)
-	err = run.eng.Run(ctx, src)
+	err = run.eng.Run(run.ctx, src)
 	stop()
 	return run.finish(err, stderr)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -106,9 +105,6 @@ func newLogger(format string) *slog.Logger {
 }
 
 func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error) {
-	if g.backend != "" && len(o.ifaces) > 0 {
-		return usageError(fmt.Errorf("--iface: %w; with --backend, serve runs the API only", daemon.ErrSourcesNeedLocal))
-	}
 	log := newLogger(o.logFormat)
 	st, err := openState(g, &shardfile.Options{Create: true, FlushInterval: o.flush})
 	if err != nil {
@@ -124,7 +120,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 		Capture: capture.Options{Assembler: capture.AssemblerOptions{MaxLine: o.maxLine}},
 		Events:  events, Socket: o.socket, SocketMode: os.FileMode(o.socketMode),
 		Listen: o.listen, AllowRemote: o.allowRemote, Token: o.token,
-		API: api.Options{MaxBatch: o.maxBatch}, Logger: log,
+		API: api.Options{MaxBatch: o.maxBatch}, Logger: log, InFlight: st.inFlight,
 	}
 	if cfg.Socket == "" && g.backend != "" {
 		return usageError(errors.New("with --backend there is no state directory for the socket: give --socket PATH (or none with --listen)"))

@@ -27,8 +27,8 @@ type state struct {
 	inFlight int
 }
 
-// errLocalOnly is returned by commands that do not support --backend yet.
-var errLocalOnly = errors.New("this command works on a local state only so far; drop --backend")
+// errLocalOnly is returned by commands that work on directories only.
+var errLocalOnly = errors.New("this command works on local state directories, not on --backend (to move a state between a directory and Redis, use migrate)")
 
 func openState(g *globalOptions, opts *shardfile.Options) (*state, error) {
 	if g.backend != "" {

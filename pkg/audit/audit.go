@@ -4,13 +4,17 @@
 package audit
 
 import (
+	"context"
+	"fmt"
 	"io"
+	"net/netip"
 	"strconv"
 	"time"
 	"unicode/utf8"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/capture"
+	"github.com/urldedupd/urldedupd/pkg/inflight"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
@@ -40,8 +44,14 @@ type Counts struct {
 
 // Log decides requests and writes the records. It is not safe for
 // concurrent use.
+//
+// Against a local *bitcheck.Set each request is decided as it comes.
+// Against any other Decider (Redis), requests are decided in batches with
+// several batches in flight (see package inflight), and their records are
+// written when the answers come back, in the order the requests came: call
+// Flush when the input pauses, and at the end.
 type Log struct {
-	set    *bitcheck.Set
+	set    *bitcheck.Set // local: decide at once
 	signer *signature.Signer
 	w      io.Writer
 	format Format
@@ -49,24 +59,98 @@ type Log struct {
 	buf    []byte
 	err    error
 
+	// Remote only.
+	win      *inflight.Window[*batch]
+	free     []*batch
+	cur      *batch
+	maxDelay time.Duration
+
+	// OnError, when set, is called once, with the first error (a write
+	// or a decision that failed): the moment to stop the capture.
+	OnError func(error)
+
 	Counts Counts
 }
 
-// New returns a Log writing to w. With dryRun it tests without setting.
-func New(set *bitcheck.Set, signer *signature.Signer, w io.Writer, format Format, dryRun bool) *Log {
-	return &Log{set: set, signer: signer, w: w, format: format, dryRun: dryRun, buf: make([]byte, 0, 512)}
+// Options configure a Log over a remote Decider. A nil *Options means the
+// defaults.
+type Options struct {
+	Batch    int           // requests per batch; default 1000
+	InFlight int           // batches in flight; default 4
+	MaxDelay time.Duration // longest a request waits for its batch to be sent; default 100 ms
 }
 
-// Err returns the first write error; after it, nothing more is written.
+// batch is requests copied out of the engine, waiting for their answers.
+type batch struct {
+	sigs    []signature.Signature
+	seen    []bool
+	reqs    []record
+	data    []byte // methods and URLs
+	started time.Time
+}
+
+type record struct {
+	time       time.Time
+	src, dst   netip.AddrPort
+	method, to int // method is data[off:method], URL data[method:to]
+}
+
+// New returns a Log deciding against d and writing to w. With dryRun it
+// tests without setting. opts matter only when d is not a *bitcheck.Set.
+func New(d bitcheck.Decider, signer *signature.Signer, w io.Writer, format Format, dryRun bool, opts *Options) *Log {
+	l := &Log{signer: signer, w: w, format: format, dryRun: dryRun, buf: make([]byte, 0, 512)}
+	if set, ok := d.(*bitcheck.Set); ok {
+		l.set = set
+		return l
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Batch <= 0 {
+		o.Batch = 1000
+	}
+	if o.InFlight <= 0 {
+		o.InFlight = 4
+	}
+	if o.MaxDelay <= 0 {
+		o.MaxDelay = 100 * time.Millisecond
+	}
+	l.maxDelay = o.MaxDelay
+	l.win = inflight.NewWindow[*batch](context.Background(), d, o.InFlight, dryRun)
+	for range o.InFlight + 1 {
+		l.free = append(l.free, &batch{sigs: make([]signature.Signature, 0, o.Batch),
+			seen: make([]bool, o.Batch), reqs: make([]record, 0, o.Batch), data: make([]byte, 0, 64*o.Batch)})
+	}
+	return l
+}
+
+// Err returns the first error; after it, nothing more is decided or written.
 func (l *Log) Err() error { return l.err }
 
-// Request decides one request and writes its record. It is the emit
-// function for a capture.Engine.
+func (l *Log) fail(err error) {
+	if l.err == nil {
+		l.err = err
+		if l.OnError != nil {
+			l.OnError(err)
+		}
+	}
+}
+
+// Request decides one request, or queues it for a batch, and writes its
+// record. It is the emit function for a capture.Engine.
 func (l *Log) Request(r *capture.Request) {
+	if l.err != nil {
+		return
+	}
 	l.Counts.Requests++
 	sig, ok := l.signer.Sign(r.URL)
 	if !ok {
 		l.Counts.Invalid++
+	}
+	if l.set == nil {
+		l.queue(r, sig)
+		return
 	}
 	var seen bool
 	if l.dryRun {
@@ -74,6 +158,94 @@ func (l *Log) Request(r *capture.Request) {
 	} else {
 		seen = l.set.TestAndSet(sig)
 	}
+	l.write(r, seen)
+}
+
+// queue adds a request to the current batch, sends the batch when it is
+// full or old, and writes the batches whose answers are back.
+func (l *Log) queue(r *capture.Request, sig signature.Signature) {
+	b := l.cur
+	if b == nil {
+		b = l.free[len(l.free)-1]
+		l.free = l.free[:len(l.free)-1]
+		b.sigs, b.reqs, b.data = b.sigs[:0], b.reqs[:0], b.data[:0]
+		b.started = time.Now()
+		l.cur = b
+	}
+	off := len(b.data)
+	b.data = append(append(b.data, r.Method...), r.URL...)
+	b.reqs = append(b.reqs, record{time: r.Time, src: r.Src, dst: r.Dst, method: off + len(r.Method), to: len(b.data)})
+	b.sigs = append(b.sigs, sig)
+	if len(b.sigs) == cap(b.sigs) || time.Since(b.started) >= l.maxDelay {
+		l.send()
+	}
+	l.drain(false)
+}
+
+// send hands the current batch to the window, first writing the oldest
+// batch in flight when the window is full.
+func (l *Log) send() {
+	b := l.cur
+	if b == nil {
+		return
+	}
+	l.cur = nil
+	if l.win.Full() {
+		l.recv()
+	}
+	l.win.Send(b.sigs, b.seen[:len(b.sigs)], b)
+}
+
+// drain writes the batches whose answers are back; with all, it waits for
+// every batch in flight.
+func (l *Log) drain(all bool) {
+	for l.win.Len() > 0 && (all || l.win.Ready()) {
+		l.recv()
+	}
+}
+
+func (l *Log) recv() {
+	b, err := l.win.Recv()
+	defer func() { l.free = append(l.free, b) }()
+	if err != nil {
+		l.fail(fmt.Errorf("audit: %w (%d requests of the batch not written)", err, len(b.reqs)))
+	}
+	if l.err != nil {
+		return
+	}
+	var r capture.Request
+	for i, rec := range b.reqs {
+		off := 0
+		if i > 0 {
+			off = b.reqs[i-1].to
+		}
+		r.Time, r.Src, r.Dst = rec.time, rec.src, rec.dst
+		r.Method, r.URL = b.data[off:rec.method], b.data[rec.method:rec.to]
+		l.write(&r, b.seen[i])
+	}
+}
+
+// Flush sends the batch being filled and writes every batch in flight: for
+// when the input pauses, and at the end. It does nothing for a local set.
+func (l *Log) Flush() {
+	if l.win == nil || l.err != nil {
+		return
+	}
+	l.send()
+	l.drain(true)
+}
+
+// Close flushes and stops the goroutines of a remote Log.
+func (l *Log) Close() error {
+	if l.win != nil {
+		l.Flush()
+		l.win.Close()
+	}
+	return l.err
+}
+
+// write counts a decided request and writes its record.
+func (l *Log) write(r *capture.Request, seen bool) {
 	if seen {
 		l.Counts.Dup++
 	} else {
@@ -105,7 +277,9 @@ func (l *Log) Request(r *capture.Request) {
 		b = appendJSON(b, r, true)
 	}
 	l.buf = b
-	_, l.err = l.w.Write(b)
+	if _, err := l.w.Write(b); err != nil {
+		l.fail(err)
+	}
 }
 
 func appendJSON(b []byte, r *capture.Request, isNew bool) []byte {

@@ -2,6 +2,9 @@ package audit_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"encoding/json"
 	"net/netip"
 	"path/filepath"
@@ -45,7 +48,7 @@ func TestFormats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer
-		l := audit.New(newSet(t), signature.NewSigner(signature.IEEE, signature.Safe), &out, tt.format, false)
+		l := audit.New(newSet(t), signature.NewSigner(signature.IEEE, signature.Safe), &out, tt.format, false, nil)
 		for _, r := range requests() {
 			l.Request(r)
 		}
@@ -57,7 +60,7 @@ func TestFormats(t *testing.T) {
 
 func TestJSON(t *testing.T) {
 	var out bytes.Buffer
-	l := audit.New(newSet(t), signature.NewSigner(signature.IEEE, signature.Safe), &out, audit.JSON, false)
+	l := audit.New(newSet(t), signature.NewSigner(signature.IEEE, signature.Safe), &out, audit.JSON, false, nil)
 	for _, r := range requests() {
 		l.Request(r)
 	}
@@ -93,10 +96,108 @@ func TestJSON(t *testing.T) {
 func TestNoAllocations(t *testing.T) {
 	var out bytes.Buffer
 	out.Grow(1 << 20)
-	l := audit.New(newSet(t), signature.NewSigner(signature.IEEE, signature.Safe), &out, audit.JSON, false)
+	l := audit.New(newSet(t), signature.NewSigner(signature.IEEE, signature.Safe), &out, audit.JSON, false, nil)
 	r := requests()[0]
 	l.Request(r)
 	if n := testing.AllocsPerRun(1000, func() { l.Request(r) }); n != 0 {
 		t.Fatalf("%v allocations per request", n)
+	}
+}
+
+// remote is a real Set behind the Decider interface alone, so that a Log
+// batches as it does for Redis; it fails a batch holding signature fail.
+type remote struct {
+	set  *bitcheck.Set
+	fail signature.Signature
+}
+
+var errDown = errors.New("backend down")
+
+func (r *remote) Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
+	for _, s := range sigs {
+		if r.fail != 0 && s == r.fail {
+			return errDown
+		}
+	}
+	return r.set.Decide(ctx, sigs, seen, dryRun)
+}
+
+func manyRequests(n int) []*capture.Request {
+	var rs []*capture.Request
+	base := requests()[0]
+	for i := range n {
+		r := *base
+		r.Time = base.Time.Add(time.Duration(i) * time.Millisecond)
+		r.URL = fmt.Appendf(nil, "http://h%d.example/%d", i%7, i%(n/3+1))
+		rs = append(rs, &r)
+	}
+	return rs
+}
+
+// Batched through a remote Decider, the records are those of the local
+// path, in the same order.
+func TestRemoteSameRecords(t *testing.T) {
+	rs := manyRequests(5000)
+	for _, format := range []audit.Format{audit.NewURLs, audit.All, audit.JSON, audit.NewJSON} {
+		var local, batched bytes.Buffer
+		signer := signature.NewSigner(signature.IEEE, signature.Safe)
+		l := audit.New(newSet(t), signer, &local, format, false, nil)
+		b := audit.New(&remote{set: newSet(t)}, signer, &batched, format, false, &audit.Options{Batch: 64, InFlight: 3})
+		for i, r := range rs {
+			l.Request(r)
+			b.Request(r)
+			if i == 2500 {
+				b.Flush() // as on an idle capture
+			}
+		}
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if batched.String() != local.String() || b.Counts != l.Counts {
+			t.Fatalf("format %d: batched records differ (%d bytes, %+v) from local (%d bytes, %+v)",
+				format, batched.Len(), b.Counts, local.Len(), l.Counts)
+		}
+	}
+}
+
+// A batch the backend fails stops the log: OnError is told, and no record
+// of that batch or after it is written.
+func TestRemoteFailure(t *testing.T) {
+	rs := manyRequests(1000)
+	signer := signature.NewSigner(signature.IEEE, signature.Safe)
+	fail, _ := signer.Sign(rs[250].URL) // first seen in the third batch
+	var out bytes.Buffer
+	var told error
+	l := audit.New(&remote{set: newSet(t), fail: fail}, signer, &out, audit.All, false,
+		&audit.Options{Batch: 100, InFlight: 2})
+	l.OnError = func(err error) { told = err }
+	for _, r := range rs {
+		l.Request(r)
+	}
+	err := l.Close()
+	if !errors.Is(err, errDown) || !errors.Is(told, errDown) {
+		t.Fatalf("Close: %v; OnError: %v", err, told)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 200 {
+		t.Fatalf("%d records written; want the 200 of the two batches decided", n)
+	}
+}
+
+func TestRemoteNoAllocations(t *testing.T) {
+	var out bytes.Buffer
+	out.Grow(8 << 20)
+	l := audit.New(&remote{set: newSet(t)}, signature.NewSigner(signature.IEEE, signature.Safe), &out, audit.JSON, false,
+		&audit.Options{Batch: 100, InFlight: 2})
+	defer l.Close()
+	rs := manyRequests(300)
+	run := func() {
+		for _, r := range rs {
+			l.Request(r)
+		}
+		l.Flush()
+	}
+	run()
+	if n := testing.AllocsPerRun(20, run); n != 0 {
+		t.Fatalf("%v allocations per 300 requests", n)
 	}
 }

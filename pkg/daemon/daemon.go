@@ -24,6 +24,9 @@ import (
 type Config struct {
 	Sources []SourceConfig
 	Capture capture.Options
+	// InFlight is how many batches of a capture source may be in flight to
+	// a remote backend (default 4).
+	InFlight int
 	// Events is where first-seen requests go, as JSON lines.
 	Events *EventLog
 	// Socket is the Unix socket of the API ("" for none), created with
@@ -44,7 +47,6 @@ type Config struct {
 
 // Errors of New.
 var (
-	ErrSourcesNeedLocal = errors.New("capture sources need a local state (not --backend) so far")
 	ErrRemoteNeedsFlag  = errors.New("listening on a non-loopback address needs --allow-remote")
 	ErrRemoteNeedsToken = errors.New("listening on a non-loopback address needs a bearer token")
 	ErrSocketInUse      = errors.New("socket is in use by a running process")
@@ -55,7 +57,7 @@ var (
 type Daemon struct {
 	cfg       Config
 	backend   api.Backend
-	set       *bitcheck.Set // local state, for capture sources; nil with Redis
+	set       *bitcheck.Set // local state, deciding capture sources at once; nil with Redis
 	sync      func() error
 	sources   []*source
 	listeners []net.Listener
@@ -64,14 +66,12 @@ type Daemon struct {
 }
 
 // New opens the capture sources and the listeners. The API decides with
-// backend; capture sources need the local set (nil when the backend is
-// Redis). sync, when set, is called at shutdown to put the state on disk.
+// backend; so do capture sources, in batches, unless set (the local state,
+// nil when the backend is Redis) lets them decide each request at once.
+// sync, when set, is called at shutdown to put the state on disk.
 // On error New closes what it opened.
 func New(backend api.Backend, set *bitcheck.Set, sync func() error, cfg Config) (d *Daemon, err error) {
 	d = &Daemon{cfg: cfg, backend: backend, set: set, sync: sync, log: cfg.Logger}
-	if len(cfg.Sources) > 0 && set == nil {
-		return nil, fmt.Errorf("daemon: %w", ErrSourcesNeedLocal)
-	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
@@ -184,7 +184,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.run(srcCtx, d.set, f.Algorithm, f.Mode, d.cfg.Events, &d.cfg.Capture, d.log)
+			var dec bitcheck.Decider = d.backend
+			if d.set != nil {
+				dec = d.set
+			}
+			s.run(srcCtx, dec, f.Algorithm, f.Mode, d.cfg.Events, &d.cfg.Capture, d.cfg.InFlight, d.log)
 		}()
 	}
 	serveErr := make(chan error, len(d.listeners))

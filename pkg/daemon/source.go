@@ -38,12 +38,15 @@ func (s *source) snapshot() (capture.Stats, audit.Counts) {
 
 // run captures until ctx ends or the source fails; a failure is logged and
 // marks the source down, and the daemon goes on serving.
-func (s *source) run(ctx context.Context, set *bitcheck.Set, f signature.Algorithm, m signature.Mode,
-	events *EventLog, opts *capture.Options, log *slog.Logger) {
+func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algorithm, m signature.Mode,
+	events *EventLog, opts *capture.Options, inFlight int, log *slog.Logger) {
 	defer s.live.Close()
-	alog := audit.New(set, signature.NewSigner(f, m), events, audit.NewJSON, false)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	alog := audit.New(dec, signature.NewSigner(f, m), events, audit.NewJSON, false, &audit.Options{InFlight: inFlight})
+	alog.OnError = func(error) { cancel() }
 	eng := capture.NewEngine(opts, alog.Request)
-	eng.Idle = func() { _ = events.Flush() }
+	eng.Idle = func() { alog.Flush(); _ = events.Flush() }
 	eng.Tick = func() {
 		st := eng.Stats()
 		s.mu.Lock()
@@ -52,11 +55,16 @@ func (s *source) run(ctx context.Context, set *bitcheck.Set, f signature.Algorit
 	}
 	s.up.Store(true)
 	log.Info("capture started", "iface", s.cfg.Iface, "bpf", s.cfg.BPF)
-	err := eng.Run(ctx, s.live)
+	runErr := eng.Run(ctx, s.live)
+	logErr := alog.Close() // decides and writes what is still queued
+	eng.Tick()
 	s.up.Store(false)
-	if ctx.Err() != nil {
+	switch {
+	case logErr != nil:
+		log.Error("capture failed; the API keeps serving", "iface", s.cfg.Iface, "err", logErr)
+	case ctx.Err() != nil:
 		log.Info("capture stopped", "iface", s.cfg.Iface)
-		return
+	default:
+		log.Error("capture failed; the API keeps serving", "iface", s.cfg.Iface, "err", runErr)
 	}
-	log.Error("capture failed; the API keeps serving", "iface", s.cfg.Iface, "err", err)
 }

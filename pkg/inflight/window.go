@@ -78,6 +78,10 @@ func (w *Window[T]) Len() int { return w.n }
 // the next Send.
 func (w *Window[T]) Full() bool { return w.n == len(w.slots) }
 
+// Ready reports whether the oldest batch in flight has its answers, so
+// that Recv would not wait.
+func (w *Window[T]) Ready() bool { return w.n > 0 && len(w.slots[w.head].done) > 0 }
+
 // Send starts deciding sigs into seen, which the caller must leave alone
 // until Recv returns the batch. It panics when the window is full.
 func (w *Window[T]) Send(sigs []signature.Signature, seen []bool, tag T) {
