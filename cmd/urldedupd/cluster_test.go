@@ -1,12 +1,18 @@
 package main_test
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -15,10 +21,12 @@ import (
 // redisCluster starts 6 redis-server processes in cluster mode on free
 // loopback ports and joins them with redis-cli --cluster create into 3
 // masters with one replica each. Every process is stopped by pid at the
-// end. It returns the masters' addresses.
-func redisCluster(t *testing.T) []string {
+// end. It returns the masters' addresses and a function that kills the
+// server at an address (SIGKILL, by pid).
+func redisCluster(t *testing.T) (masters []string, kill func(addr string)) {
 	t.Helper()
 	var addrs []string
+	pids := map[string]int{}
 	for i := 0; i < 6; i++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -36,6 +44,7 @@ func redisCluster(t *testing.T) []string {
 		}
 		t.Cleanup(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", port))
+		pids[addrs[len(addrs)-1]] = cmd.Process.Pid
 	}
 	for _, a := range addrs {
 		_, port, _ := net.SplitHostPort(a)
@@ -65,13 +74,26 @@ func redisCluster(t *testing.T) []string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return addrs[:3]
+	for _, m := range addrs[:3] { // bounded wait for every replica to be in sync
+		_, port, _ := net.SplitHostPort(m)
+		for i := 0; ; i++ {
+			out, _ := exec.Command("redis-cli", "-p", port, "info", "replication").Output()
+			if strings.Contains(string(out), "role:master") && strings.Contains(string(out), "state=online") {
+				break
+			}
+			if i == 300 {
+				t.Fatalf("replica of %s not in sync:\n%s", m, out)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return addrs[:3], func(addr string) { syscall.Kill(pids[addr], syscall.SIGKILL) }
 }
 
 // Exactly once across 4 filter processes against a Redis Cluster of 3
 // masters with replicas; the 256 keys spread over all three masters.
 func TestRedisClusterExactlyOnce(t *testing.T) {
-	masters := redisCluster(t)
+	masters, _ := redisCluster(t)
 	backend := "redis-cluster://" + strings.Join(masters, ",")
 	if _, stderr, code := run(t, nil, "--backend", backend, "init"); code != 0 {
 		t.Fatalf("init: %s", stderr)
@@ -90,4 +112,112 @@ func TestRedisClusterExactlyOnce(t *testing.T) {
 		}
 	}
 	t.Logf("%d distinct signatures over a 3-master cluster, each printed once", n)
+}
+
+// A master killed in the middle of a run, with its replica taking over:
+// each of 4 filter processes either completes or fails loudly (exit 5,
+// "redis unavailable"), and no URL is ever printed new twice. The filters
+// run with --redis-replicas 1, so no answered bit can be lost in the
+// failover.
+func TestRedisClusterFailover(t *testing.T) {
+	masters, kill := redisCluster(t)
+	backend := "redis-cluster://" + strings.Join(masters, ",")
+	if _, stderr, code := run(t, nil, "--backend", backend, "init"); code != 0 {
+		t.Fatalf("init: %s", stderr)
+	}
+	tmp := t.TempDir()
+	const procs, n = 4, 400_000
+	inputs := make([]string, procs)
+	for p := range procs {
+		inputs[p] = filepath.Join(tmp, fmt.Sprintf("in%d.txt", p))
+		rng := rand.New(rand.NewPCG(uint64(p), 3))
+		writeURLs(t, inputs[p], n, func(i int) int {
+			if i%2 == 0 {
+				return rng.IntN(100_000) // shared by all processes
+			}
+			return (p+1)*10_000_000 + i
+		})
+	}
+	type result struct {
+		out    []byte
+		stderr string
+		code   int
+	}
+	results := make([]result, procs)
+	var wg sync.WaitGroup
+	var lines atomic.Int64 // printed so far, by all
+	for p := range procs {
+		cmd := exec.Command(binary, "--backend", backend, "--redis-replicas", "1", "--redis-timeout", "15s", "filter", inputs[p])
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		stdout, _ := cmd.StdoutPipe()
+		background(t, cmd)
+		wg.Go(func() {
+			var out bytes.Buffer
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				out.Write(sc.Bytes())
+				out.WriteByte('\n')
+				lines.Add(1)
+			}
+			err := cmd.Wait()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				code = -1
+			}
+			results[p] = result{out.Bytes(), stderr.String(), code}
+		})
+	}
+	// Kill a master once the run is well under way.
+	for i := 0; lines.Load() < 50_000; i++ {
+		if i == 600 {
+			t.Fatalf("only %d lines printed within 60 s", lines.Load())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	kill(masters[1])
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("filters did not end within 3 minutes of the failover")
+	}
+	printed := map[uint32]int{}
+	completed := 0
+	for p, r := range results {
+		switch {
+		case r.code == 0:
+			completed++
+		case r.code == 5 && strings.Contains(r.stderr, "redis unavailable"):
+			t.Logf("process %d failed loudly: %s", p, strings.TrimSpace(r.stderr))
+		default:
+			t.Fatalf("process %d: exit %d, stderr %q", p, r.code, r.stderr)
+		}
+		for _, l := range bytes.Split(bytes.TrimSuffix(r.out, []byte("\n")), []byte("\n")) {
+			if len(l) > 0 {
+				printed[crc32.ChecksumIEEE(l)]++
+			}
+		}
+	}
+	for sig, n := range printed {
+		if n > 1 {
+			t.Fatalf("signature %08x printed new %d times: silently wrong", sig, n)
+		}
+	}
+	if completed == procs { // then every URL was printed, once
+		want := map[uint32]bool{}
+		for _, in := range inputs {
+			data, _ := os.ReadFile(in)
+			for _, l := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+				want[crc32.ChecksumIEEE(l)] = true
+			}
+		}
+		if len(printed) != len(want) {
+			t.Fatalf("all completed, but %d distinct URLs printed of %d", len(printed), len(want))
+		}
+	}
+	t.Logf("%d of %d processes completed across the failover; %d URLs printed, none twice", completed, procs, len(printed))
 }

@@ -3,9 +3,9 @@ package audit_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"encoding/json"
 	"net/netip"
 	"path/filepath"
 	"strings"

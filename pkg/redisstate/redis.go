@@ -73,7 +73,11 @@ func Open(ctx context.Context, addr string, opts *Options) (*Redis, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	c, err := newClient(addr)
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	c, err := newClient(addr, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +107,10 @@ func Open(ctx context.Context, addr string, opts *Options) (*Redis, error) {
 	return r, nil
 }
 
-func newClient(addr string) (redis.UniversalClient, error) {
+// newClient connects to addr. Reads may take as long as a batch may: a
+// WAIT for replicas can take that long, and a read that times out leaves a
+// batch that may have run without an answer.
+func newClient(addr string, timeout time.Duration) (redis.UniversalClient, error) {
 	u, err := url.Parse(addr)
 	if err != nil {
 		return nil, fmt.Errorf("redisstate: %w: %q: %v", ErrBadURL, addr, err)
@@ -115,9 +122,11 @@ func newClient(addr string) (redis.UniversalClient, error) {
 			return nil, fmt.Errorf("redisstate: %w: %v", ErrBadURL, err)
 		}
 		o.MaxRetries = -1 // never re-send a batch that may have run
+		o.ReadTimeout, o.WriteTimeout = timeout+time.Second, timeout+time.Second
 		return redis.NewClient(o), nil
 	case "redis-cluster", "rediss-cluster":
-		o := &redis.ClusterOptions{Addrs: strings.Split(u.Host, ","), MaxRetries: -1, MaxRedirects: 8}
+		o := &redis.ClusterOptions{Addrs: strings.Split(u.Host, ","), MaxRetries: -1, MaxRedirects: 8,
+			ReadTimeout: timeout + time.Second, WriteTimeout: timeout + time.Second}
 		if u.User != nil {
 			o.Username = u.User.Username()
 			o.Password, _ = u.User.Password()
