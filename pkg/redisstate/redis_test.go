@@ -159,13 +159,13 @@ func TestDecideWaitsForReplicas(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	r2, err := redisstate.Open(ctx, master, &redisstate.Options{Replicas: 2, Timeout: 300 * time.Millisecond})
+	r2, err := redisstate.Open(ctx, master, &redisstate.Options{Replicas: 2, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r2.Close()
 	err = r2.Decide(ctx, []signature.Signature{3}, seen[:1], false)
-	if !errors.Is(err, redisstate.ErrUnavailable) || !strings.Contains(err.Error(), "1 of 2 replicas") {
+	if !errors.Is(err, redisstate.ErrUnavailable) || !strings.Contains(err.Error(), "of 2 replicas acknowledged") {
 		t.Fatalf("two replicas asked, one there: %v", err)
 	}
 }
