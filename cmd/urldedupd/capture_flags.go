@@ -127,5 +127,6 @@ func (r *captureRun) finish(runErr error, stderr io.Writer) error {
 		runErr = nil // the log's failure stopped the run: report that alone
 	}
 	writeSummary(stderr, r.eng.Stats(), r.log.Counts)
+	r.st.warnAssumed(stderr)
 	return errors.Join(runErr, logErr, r.closeOut(), r.st.Close())
 }

@@ -94,6 +94,7 @@ func runFilter(ctx context.Context, g *globalOptions, o *filterOptions, files []
 		fmt.Fprintf(stderr, "lines %d  new %d  dup %d  skipped %d (empty %d, too long %d)  invalid %d\n",
 			s.Lines, s.New, s.Dup, s.Empty+s.TooLong, s.Empty, s.TooLong, s.Invalid)
 	}
+	st.warnAssumed(stderr)
 	return err
 }
 

@@ -352,3 +352,39 @@ func TestRedisServeAPI(t *testing.T) {
 		t.Fatalf("serve exit: %v", err)
 	}
 }
+
+// --on-backend-error assume-new: with Redis gone, the URLs are answered new
+// (even repeats: nobody decided them), the run completes, and stderr says
+// how many were answered so.
+func TestRedisAssumeNew(t *testing.T) {
+	addr, stop, _ := redisServer(t, t.TempDir())
+	cmd := exec.Command(binary, "--backend", "redis://"+addr+"/0", "--on-backend-error", "assume-new",
+		"--redis-timeout", "1s", "filter", "--mark")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	background(t, cmd)
+	sc := bufio.NewScanner(stdout)
+	read := func(n int) string {
+		var got []string
+		for len(got) < n && sc.Scan() {
+			got = append(got, sc.Text())
+		}
+		return strings.Join(got, "\n")
+	}
+	fmt.Fprint(stdin, urlLines("assume", 0, 100))
+	if got := read(100); strings.Count(got, "new\t") != 100 {
+		t.Fatalf("with Redis up: %q", got)
+	}
+	stop()
+	fmt.Fprint(stdin, urlLines("assume", 0, 100)) // repeats, undecidable now
+	stdin.Close()
+	got := read(100)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("filter: %v, stderr %q", err, stderr.String())
+	}
+	if strings.Count(got, "new\t") != 100 || !strings.Contains(stderr.String(), "100 URLs answered new without Redis deciding them") {
+		t.Fatalf("with Redis down: %d new, stderr %q", strings.Count(got, "new\t"), stderr.String())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
@@ -115,4 +116,14 @@ func (s *state) sync() error {
 		return nil
 	}
 	return s.dir.Sync()
+}
+
+// warnAssumed says how many URLs were answered new without Redis deciding
+// (--on-backend-error assume-new).
+func (s *state) warnAssumed(stderr io.Writer) {
+	if s.redis != nil {
+		if n := s.redis.Assumed(); n > 0 {
+			fmt.Fprintf(stderr, "urldedupd: %d URLs answered new without Redis deciding them (--on-backend-error assume-new)\n", n)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -81,15 +82,17 @@ func (r *Redis) Decide(ctx context.Context, sigs []signature.Signature, seen []b
 func (r *Redis) decide(ctx context.Context, sc *scratch, dryRun bool) error {
 	wait := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {
+		var left []int
 		var retry, err error
 		if r.cluster != nil && r.replicas > 0 && !dryRun {
-			sc.pending, retry, err = r.runByMaster(ctx, sc)
+			left, retry, err = r.runByMaster(ctx, sc)
 		} else {
-			sc.pending, retry, err = r.run(ctx, r.c, sc, sc.pending, dryRun, r.replicas > 0 && !dryRun)
+			left, retry, err = r.run(ctx, r.c, sc, slices.Clone(sc.pending), dryRun, r.replicas > 0 && !dryRun)
 		}
 		if err != nil {
-			return err
+			return err // sc.pending: every command without an answer
 		}
+		sc.pending = left
 		if len(sc.pending) == 0 {
 			return nil
 		}
@@ -182,7 +185,7 @@ func (r *Redis) runByMaster(ctx context.Context, sc *scratch) (left []int, retry
 	}
 	wg.Wait()
 	close(results)
-	left = append(sc.pending[:0], unrouted...)
+	left = unrouted
 	for res := range results {
 		err = errors.Join(err, res.err)
 		if res.retry != nil {
