@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -109,45 +108,7 @@ func TestRedisStoppedMidReplay(t *testing.T) {
 	pcap := filepath.Join(tmp, "many.pcap")
 	writeCapture(t, pcap, 200_000, 0.2)
 	cmd := exec.Command(binary, "--backend", backend, "--redis-timeout", "3s", "replay", pcap)
-	stdout, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	background(t, cmd)
-	printed := make(chan []string, 1)
-	first := make(chan struct{})
-	go func() {
-		var got []string
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if got = append(got, sc.Text()); len(got) == 1 {
-				close(first)
-			}
-		}
-		printed <- got
-	}()
-	select {
-	case <-first:
-	case <-time.After(30 * time.Second):
-		t.Fatal("nothing printed within 30 s")
-	}
-	stop()
-	got := <-printed
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("replay did not end within 30 s of Redis stopping")
-	}
-	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 5 || !strings.Contains(stderr.String(), "redis unavailable") {
-		t.Fatalf("replay after Redis stopped: %v, stderr %q", err, stderr.String())
-	}
+	got := stopRedisMidRun(t, cmd, stop, 0)
 	start()
-	check, errOut, code := run(t, strings.NewReader(strings.Join(got, "\n")+"\n"), "--backend", backend, "filter", "--dry-run")
-	if code != 0 || check != "" {
-		t.Fatalf("after the restart, %d of %d URLs printed new are unknown to Redis (%s)", strings.Count(check, "\n"), len(got), errOut)
-	}
-	t.Logf("%d URLs printed before Redis stopped, all still set after its restart; stderr: %s", len(got), stderr.String())
+	stillSet(t, backend, got)
 }

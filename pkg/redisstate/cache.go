@@ -29,17 +29,15 @@ type Cached struct {
 
 // cacheScratch is one call's working memory, reused across calls.
 type cacheScratch struct {
-	idx   []int                       // batch index of each signature sent
-	sub   []signature.Signature       // the signatures sent to Redis
-	seen  []bool                      // Redis' answers
-	first map[signature.Signature]int // signature → its index in sub
-	rep   []int                       // batch indexes of in-batch repeats
+	idx  []int                 // batch index of each signature sent
+	sub  []signature.Signature // the signatures sent to Redis
+	seen []bool                // Redis' answers
 }
 
 // CacheStats count where decisions were made.
 type CacheStats struct {
 	Local  uint64 // duplicates answered by the cache
-	Remote uint64 // signatures sent to Redis
+	Remote uint64 // signatures asked of Redis (a repeat within a batch costs no command)
 }
 
 // Stats returns the counts so far.
@@ -47,29 +45,21 @@ func (c *Cached) Stats() CacheStats {
 	return CacheStats{Local: c.local.Load(), Remote: c.remote.Load()}
 }
 
-// Decide answers what the cache knows and sends the rest to Redis, each
-// signature once per batch: a repeat within the batch is a duplicate of its
-// first occurrence (in a dry run, it shares the first one's answer).
+// Decide answers what the cache knows and sends the rest to Redis, which
+// answers a repeat within the batch as its first occurrence does.
 func (c *Cached) Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
 	c.Local.TestBatch(sigs, seen)
 	sc, _ := c.scratch.Get().(*cacheScratch)
 	if sc == nil {
-		sc = &cacheScratch{first: make(map[signature.Signature]int, 1024)}
+		sc = &cacheScratch{}
 	}
 	defer c.scratch.Put(sc)
-	clear(sc.first)
-	sc.idx, sc.sub, sc.rep = sc.idx[:0], sc.sub[:0], sc.rep[:0]
+	sc.idx, sc.sub = sc.idx[:0], sc.sub[:0]
 	for i, s := range sigs {
-		if seen[i] {
-			continue
+		if !seen[i] {
+			sc.idx = append(sc.idx, i)
+			sc.sub = append(sc.sub, s)
 		}
-		if _, ok := sc.first[s]; ok {
-			sc.rep = append(sc.rep, i)
-			continue
-		}
-		sc.first[s] = len(sc.sub)
-		sc.idx = append(sc.idx, i)
-		sc.sub = append(sc.sub, s)
 	}
 	c.local.Add(uint64(len(sigs) - len(sc.sub)))
 	if len(sc.sub) == 0 {
@@ -89,9 +79,6 @@ func (c *Cached) Decide(ctx context.Context, sigs []signature.Signature, seen []
 		if !dryRun || rs[k] {
 			c.Local.TestAndSet(sc.sub[k])
 		}
-	}
-	for _, i := range sc.rep {
-		seen[i] = !dryRun || rs[sc.first[sigs[i]]]
 	}
 	return nil
 }

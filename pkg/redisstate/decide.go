@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"sync"
 	"time"
 
@@ -22,6 +21,7 @@ type scratch struct {
 	first   map[signature.Signature]int // signature → index in sub
 	of      []int                       // batch index → index in sub
 	pending []int                       // indexes in sub not yet decided
+	next    []int                       // pending after an attempt
 }
 
 // Decide tests and sets (or with dryRun only tests) every signature's bit,
@@ -87,12 +87,12 @@ func (r *Redis) decide(ctx context.Context, sc *scratch, dryRun bool) error {
 		if r.cluster != nil && r.replicas > 0 && !dryRun {
 			left, retry, err = r.runByMaster(ctx, sc)
 		} else {
-			left, retry, err = r.run(ctx, r.c, sc, slices.Clone(sc.pending), dryRun, r.replicas > 0 && !dryRun)
+			left, retry, err = r.run(ctx, r.c, sc, sc.pending, sc.next[:0], dryRun, r.replicas > 0 && !dryRun)
 		}
 		if err != nil {
 			return err // sc.pending: every command without an answer
 		}
-		sc.pending = left
+		sc.pending, sc.next = left, sc.pending
 		if len(sc.pending) == 0 {
 			return nil
 		}
@@ -110,9 +110,9 @@ func (r *Redis) decide(ctx context.Context, sc *scratch, dryRun bool) error {
 
 // run sends the commands for ks (indexes in sc.sub) as one pipeline on c,
 // followed by a WAIT when wait is set, and records the answers. It returns
-// the indexes whose commands provably did not run (reusing ks) with the
-// last of their errors, or an error that fails the batch.
-func (r *Redis) run(ctx context.Context, c redis.Cmdable, sc *scratch, ks []int, dryRun, wait bool) (left []int, retry, err error) {
+// the indexes whose commands provably did not run, appended to left, with
+// the last of their errors, or an error that fails the batch.
+func (r *Redis) run(ctx context.Context, c redis.Cmdable, sc *scratch, ks, left []int, dryRun, wait bool) (_ []int, retry, err error) {
 	pipe := c.Pipeline()
 	cmds := make([]*redis.IntCmd, len(ks))
 	for j, k := range ks {
@@ -128,7 +128,6 @@ func (r *Redis) run(ctx context.Context, c redis.Cmdable, sc *scratch, ks []int,
 		waitCmd = pipe.Do(ctx, "WAIT", r.replicas, r.timeout.Milliseconds())
 	}
 	_, _ = pipe.Exec(ctx) // every command carries its own error
-	left = ks[:0]
 	for j, cmd := range cmds {
 		if e := cmd.Err(); e != nil {
 			if !notRun(e) {
@@ -179,7 +178,7 @@ func (r *Redis) runByMaster(ctx context.Context, sc *scratch) (left []int, retry
 	var wg sync.WaitGroup
 	for m, ks := range groups {
 		wg.Go(func() {
-			l, re, e := r.run(ctx, m, sc, ks, false, true)
+			l, re, e := r.run(ctx, m, sc, ks, ks[:0], false, true)
 			results <- result{l, re, e}
 		})
 	}

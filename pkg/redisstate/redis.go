@@ -81,13 +81,10 @@ func Open(ctx context.Context, addr string, opts *Options) (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Redis{c: c, prefix: opts.Prefix, onError: opts.OnError, timeout: opts.Timeout, replicas: opts.Replicas}
+	r := &Redis{c: c, prefix: opts.Prefix, onError: opts.OnError, timeout: timeout, replicas: opts.Replicas}
 	r.cluster, _ = c.(*redis.ClusterClient)
 	if r.prefix == "" {
 		r.prefix = "urldedupd"
-	}
-	if r.timeout <= 0 {
-		r.timeout = 10 * time.Second
 	}
 	for i := range r.keys {
 		r.keys[i] = r.prefix + ":" + shardfile.ShardName(i)
