@@ -122,5 +122,9 @@ type segment struct {
 
 type flowKey struct{ src, dst netip.AddrPort }
 
-// seqDiff is a - b in sequence space, wrap-around safe.
-func seqDiff(a, b uint32) int32 { return int32(a - b) }
+// seqDiff is a - b in sequence space (RFC 9293 §3.4), wrap-around safe:
+// in [-2^31, 2^31). It is widened to int64 so that negating it never
+// overflows: two segments exactly 2^31 apart give -2^31, and -(-2^31) must
+// be 2^31, not -2^31 again (which once sliced a payload at a negative
+// index).
+func seqDiff(a, b uint32) int64 { return int64(int32(a - b)) }

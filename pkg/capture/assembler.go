@@ -150,7 +150,7 @@ func (a *Assembler) data(h *half, seq uint32, payload []byte) {
 		a.drain(h)
 		return
 	}
-	if int(-d) >= len(payload) {
+	if -d >= int64(len(payload)) {
 		return // all seen before: a retransmission
 	}
 	a.deliver(h, payload[-d:])
@@ -243,7 +243,7 @@ func (a *Assembler) drain(h *half) {
 		h.ooo = h.ooo[1:]
 		h.oooBytes -= len(s.data)
 		a.buffered -= len(s.data)
-		if int(-d) < len(s.data) {
+		if -d < int64(len(s.data)) {
 			a.deliver(h, s.data[-d:])
 		}
 		a.release(s.data)
@@ -259,7 +259,7 @@ func (a *Assembler) drain(h *half) {
 func (a *Assembler) skipGap(h *half, seq uint32) {
 	if d := seqDiff(seq, h.next); d > 0 {
 		a.Stats.Gaps++
-		a.parserOf(h).gap(int64(d))
+		a.parserOf(h).gap(d)
 		h.next = seq
 	}
 }
