@@ -21,8 +21,9 @@ const (
 	ngOptEnd         = 0
 	ngOptTsresol     = 9
 	ngOptTsoffset    = 14
-	ngBlockOverhead  = 12 // type, leading and trailing length
-	ngMaxInterfaces  = 1 << 16
+	ngBlockOverhead  = 12      // type, leading and trailing length
+	ngMaxInterfaces  = 1 << 16 // per section
+	ngMaxOptions     = 1 << 20 // bytes of options in a section, interface or packet block
 )
 
 // ngMinLength is the smallest valid total length of each block type.
@@ -172,6 +173,16 @@ func (r *ngReader) checkLength(typ, length uint32) error {
 	return nil
 }
 
+// checkOptions refuses a block whose length leaves more than ngMaxOptions
+// bytes for options: its length is wrong, and reading on to the end of the
+// file to find out would call it truncated.
+func checkOptions(typ, length uint32, n int64) error {
+	if n > ngMaxOptions {
+		return fmt.Errorf("%w: %s: block length %d leaves %d bytes for options, more than the %d read", ErrCorrupt, ngBlockName(typ), length, n, ngMaxOptions)
+	}
+	return nil
+}
+
 // trailer reads a block's trailing length, which must equal the leading one.
 func (r *ngReader) trailer(typ, length uint32) error {
 	b, err := r.s.take(4)
@@ -204,6 +215,9 @@ func (r *ngReader) section(rawLen []byte) error {
 	if err := r.checkLength(ngSectionHeader, length); err != nil {
 		return err
 	}
+	if err := checkOptions(ngSectionHeader, length, int64(length)-28); err != nil {
+		return err
+	}
 	b, err = r.s.take(12) // version and section length
 	if err != nil {
 		return r.s.fail(err, "a section header block")
@@ -226,6 +240,9 @@ func (r *ngReader) iface(length uint32) error {
 	what := "an interface description block"
 	if len(r.ifaces) == ngMaxInterfaces {
 		return fmt.Errorf("%w: more than %d interfaces in one section", ErrCorrupt, ngMaxInterfaces)
+	}
+	if err := checkOptions(ngInterface, length, int64(length)-20); err != nil {
+		return err
 	}
 	b, err := r.s.take(8)
 	if err != nil {
@@ -357,6 +374,9 @@ func (r *ngReader) packet(typ, length uint32, p *Packet) (bool, error) {
 	padded := (int64(caplen) + 3) &^ 3
 	if padded > room {
 		return false, fmt.Errorf("%w: %s: captured length %d does not fit in block length %d", ErrCorrupt, name, caplen, length)
+	}
+	if err := checkOptions(typ, length, room-padded); err != nil {
+		return false, err
 	}
 	in := &r.ifaces[ifIndex]
 	oversize := int64(caplen) > int64(r.maxRecord)
