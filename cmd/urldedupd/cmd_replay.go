@@ -14,6 +14,7 @@ import (
 
 func newReplayCommand(g *globalOptions) *cobra.Command {
 	o := &captureOptions{}
+	var maxRecord int
 	cmd := &cobra.Command{
 		Use:   "replay [flags] FILE...",
 		Short: "Find the HTTP requests in pcap/pcapng files and record their URLs",
@@ -27,21 +28,28 @@ SLL2), raw IPv4/IPv6, BSD loopback. Timeouts use packet time, so a replay
 behaves as the live capture did. A summary goes to stderr at the end, and
 progress while it runs when stderr is a terminal. A truncated or corrupt
 file ends the run with an error naming the file and packet, after
-everything before it was processed.`,
+everything before it was processed. A record longer than --max-record is
+skipped as it is read (never held in memory) and counted in the summary,
+whatever snap length the file declares.`,
 		Example: `  urldedupd replay monday.pcapng tuesday.pcap.gz
   urldedupd replay --json -o audit.jsonl mirror-*.pcap
   urldedupd replay --all --port 80 --port 8080 proxy.pcap`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runReplay(cmd.Context(), g, o, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if maxRecord <= 0 {
+				return usageError(fmt.Errorf("--max-record %d: must be at least 1 byte", maxRecord))
+			}
+			return runReplay(cmd.Context(), g, o, &capture.FileOptions{MaxRecord: maxRecord}, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	cmd.Flags().IntVar(&maxRecord, "max-record", capture.DefaultMaxRecord,
+		"longest packet record read, in bytes; longer ones are skipped and counted")
 	return cmd
 }
 
-func runReplay(ctx context.Context, g *globalOptions, o *captureOptions, files []string, stdout, stderr io.Writer) error {
-	src, err := capture.OpenFiles(files...)
+func runReplay(ctx context.Context, g *globalOptions, o *captureOptions, fo *capture.FileOptions, files []string, stdout, stderr io.Writer) error {
+	src, err := capture.OpenFilesWith(fo, files...)
 	if err != nil {
 		return err
 	}
@@ -53,7 +61,11 @@ func runReplay(ctx context.Context, g *globalOptions, o *captureOptions, files [
 	stop := showProgress(stderr, src)
 	err = run.eng.Run(run.ctx, src)
 	stop()
-	return run.finish(err, stderr)
+	err = run.finish(err, stderr)
+	if n := src.SkippedRecords(); n > 0 {
+		fmt.Fprintf(stderr, "records over --max-record %d bytes skipped %d\n", src.MaxRecord(), n)
+	}
+	return err
 }
 
 // showProgress prints bytes done of total and the rate on stderr, twice a

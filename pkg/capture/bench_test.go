@@ -1,11 +1,19 @@
 package capture
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // memSource replays frames from memory.
@@ -83,5 +91,63 @@ func TestEngineAllocations(t *testing.T) {
 	})
 	if n != 0 {
 		t.Fatalf("%v allocations per packet", n)
+	}
+}
+
+// BenchmarkFileSource reads the frames of BenchmarkEngine from a file, as
+// pcap, pcapng and gzip; "gopacket" is pcapgo's reader on the same pcap,
+// the one FileSource used before.
+func BenchmarkFileSource(b *testing.B) {
+	frames, _ := benchFrames(b, 100, 100)
+	recs := make([]rec, len(frames))
+	size := 0
+	for i, f := range frames {
+		recs[i] = rec{ts: time.Unix(1_700_000_000, int64(i)*1000), data: f, orig: len(f)}
+		size += len(f)
+	}
+	o := binary.LittleEndian
+	pcap := pcapFile(o, false, layers.LinkTypeEthernet, 65535, recs)
+	ng := append(ngSHB(o), ngIDB(o, layers.LinkTypeEthernet, 0, 0)...)
+	for _, r := range recs {
+		ng = append(ng, ngEPB(o, 0, ngUnits(r.ts, 0), r.data, r.orig)...)
+	}
+	dir := b.TempDir()
+	files := map[string][]byte{"pcap": pcap, "pcapng": ng, "pcap.gz": gzipped(pcap)}
+	for _, name := range []string{"pcap", "pcapng", "pcap.gz", "gopacket"} {
+		path := filepath.Join(dir, name)
+		if name == "gopacket" {
+			path = filepath.Join(dir, "pcap")
+		} else {
+			os.WriteFile(path, files[name], 0o644)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				n := 0
+				if name == "gopacket" {
+					f, _ := os.Open(path)
+					r, _ := pcapgo.NewReader(bufio.NewReaderSize(f, 1<<20))
+					for {
+						if _, _, err := r.ZeroCopyReadPacketData(); err != nil {
+							break
+						}
+						n++
+					}
+					f.Close()
+				} else {
+					src, _ := OpenFiles(path)
+					var p Packet
+					for src.Next(&p) == nil {
+						n++
+					}
+					src.Close()
+				}
+				if n != len(frames) {
+					b.Fatalf("%d frames", n)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(frames)), "ns/packet")
+		})
 	}
 }

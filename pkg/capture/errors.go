@@ -11,6 +11,9 @@ var (
 	ErrTruncated = errors.New("capture file truncated")
 	// ErrCorrupt is returned for a capture file whose framing is broken.
 	ErrCorrupt = errors.New("capture file corrupt")
+	// ErrIsDirectory is returned by OpenFiles for a path that is a
+	// directory.
+	ErrIsDirectory = errors.New("is a directory, not a capture file")
 	// ErrLinkType is returned for a link layer this package cannot decode.
 	ErrLinkType = errors.New("unsupported link type")
 

@@ -3,45 +3,87 @@ package capture
 import (
 	"bufio"
 	"compress/gzip"
-	"errors"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
 	"sync/atomic"
-
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 )
 
-// FileSource reads pcap and pcapng files, plain or gzip-compressed (told
-// apart by their first bytes), one after the other.
-type FileSource struct {
-	paths []string
-	next  int // index of the next file to open
+// DefaultMaxRecord is the default FileOptions.MaxRecord: 1 MiB. libpcap
+// and Wireshark write records of at most 256 KiB (MAXIMUM_SNAPLEN); a
+// Linux GRO/BIG TCP super-packet is at most 512 KiB. docs/capture.md says
+// why.
+const DefaultMaxRecord = 1 << 20
 
-	f      *os.File
-	count  *countingReader
-	cur    atomic.Int64 // bytes read of the current file
-	name   string
-	read   func() ([]byte, gopacket.CaptureInfo, error)
-	link   func(ci *gopacket.CaptureInfo) layers.LinkType
-	pkts   uint64 // packets read from the current file
-	offset int64  // of the next pcap record (uncompressed); -1 for pcapng
-	gz     bool
-
-	done  atomic.Int64 // bytes of finished files
-	total int64        // bytes of all files
+// FileOptions configure a FileSource. A nil *FileOptions means the
+// defaults.
+type FileOptions struct {
+	// MaxRecord is the largest packet record taken, in captured bytes,
+	// whatever snap length the file declares. A larger record is
+	// discarded as it is read (never held in memory) and counted in
+	// SkippedRecords. Zero means DefaultMaxRecord.
+	MaxRecord int
 }
 
-// OpenFiles returns a source over the given files, read in order. It checks
-// that every file can be opened and stats their sizes, for Progress.
+// FileSource reads pcap and pcapng files, plain or gzip-compressed (told
+// apart by their first bytes), one after the other. Packet data aliases
+// its buffers: valid until the next call to Next.
+type FileSource struct {
+	paths     []string
+	next      int // index of the next file to open
+	maxRecord int
+
+	f      *os.File
+	cur    atomic.Int64 // bytes read of the current file
+	name   string
+	in     stream
+	gzBuf  *bufio.Reader // on the file (under the gzip reader, if any)
+	zBuf   *bufio.Reader // on the gzip reader
+	zr     *gzip.Reader
+	read   recordReader
+	counts fileCounts // of the current file
+	gz     bool
+
+	oversize uint64       // records skipped over MaxRecord, all files
+	done     atomic.Int64 // bytes of finished files
+	total    int64        // bytes of all files
+}
+
+// fileCounts are a reader's counts for one file.
+type fileCounts struct {
+	records  uint64 // packet records met, the one being read included
+	oversize uint64 // records skipped over maxRecord
+}
+
+// recordReader reads the packets of one file's format.
+type recordReader interface {
+	next(p *Packet) error // io.EOF at the end
+	where() string        // "record" or "block"
+	at() int64            // offset of the record or block being read
+}
+
+// OpenFiles returns a source over the given files with the default
+// options. See OpenFilesWith.
 func OpenFiles(paths ...string) (*FileSource, error) {
-	s := &FileSource{paths: paths}
+	return OpenFilesWith(nil, paths...)
+}
+
+// OpenFilesWith returns a source over the given files, read in order. It
+// checks that every file exists and is not a directory (ErrIsDirectory),
+// and stats their sizes, for Progress.
+func OpenFilesWith(opts *FileOptions, paths ...string) (*FileSource, error) {
+	s := &FileSource{paths: paths, maxRecord: DefaultMaxRecord}
+	if opts != nil && opts.MaxRecord > 0 {
+		s.maxRecord = opts.MaxRecord
+	}
 	for _, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil {
 			return nil, fmt.Errorf("capture: %w", err)
+		}
+		if fi.IsDir() {
+			return nil, fmt.Errorf("capture: %s: %w", p, ErrIsDirectory)
 		}
 		s.total += fi.Size()
 	}
@@ -53,6 +95,15 @@ func OpenFiles(paths ...string) (*FileSource, error) {
 func (s *FileSource) Progress() (done, total int64) {
 	return s.done.Load() + s.cur.Load(), s.total
 }
+
+// SkippedRecords returns how many records were over MaxRecord and skipped,
+// in all files so far.
+func (s *FileSource) SkippedRecords() uint64 {
+	return s.oversize + s.counts.oversize
+}
+
+// MaxRecord returns the largest record taken, in bytes.
+func (s *FileSource) MaxRecord() int { return s.maxRecord }
 
 // Drops is always 0 for files.
 func (s *FileSource) Drops() uint64 { return 0 }
@@ -69,36 +120,25 @@ func (s *FileSource) Next(p *Packet) error {
 			}
 			s.next++
 		}
-		data, ci, err := s.read()
+		err := s.read.next(p)
+		if err == nil {
+			return nil
+		}
 		if err == io.EOF {
 			s.closeFile()
 			continue
 		}
-		if err != nil {
-			return s.readError(err)
-		}
-		s.pkts++
-		if s.offset >= 0 {
-			s.offset += 16 + int64(ci.CaptureLength)
-		}
-		p.Data, p.Info, p.Link = data, ci, s.link(&ci)
-		return nil
+		return s.readError(err)
 	}
 }
 
 func (s *FileSource) readError(err error) error {
-	where := fmt.Sprintf("packet %d", s.pkts+1)
-	if s.offset >= 0 && s.gz {
-		where += fmt.Sprintf(" (record at byte %d of the uncompressed data)", s.offset)
-	} else if s.offset >= 0 {
-		where += fmt.Sprintf(" (record at byte %d)", s.offset)
-	}
-	kind := ErrCorrupt
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		kind = ErrTruncated
+	where := fmt.Sprintf("packet %d (%s at byte %d", s.counts.records, s.read.where(), s.read.at())
+	if s.gz {
+		where += " of the uncompressed data"
 	}
 	s.closeFile()
-	return fmt.Errorf("capture: %s: %s: %w: %v", s.name, where, kind, err)
+	return fmt.Errorf("capture: %s: %s): %w", s.name, where, err)
 }
 
 func (s *FileSource) open(path string) error {
@@ -106,47 +146,48 @@ func (s *FileSource) open(path string) error {
 	if err != nil {
 		return fmt.Errorf("capture: %w", err)
 	}
-	s.f, s.name, s.pkts, s.offset, s.gz = f, path, 0, -1, false
-	s.count = &countingReader{r: f, n: &s.cur}
+	s.f, s.name, s.gz, s.counts = f, path, false, fileCounts{}
 	s.cur.Store(0)
-	br := bufio.NewReaderSize(s.count, 1<<20)
-	var r io.Reader = br
+	counted := &countingReader{r: f, n: &s.cur}
+	if s.gzBuf == nil {
+		s.gzBuf = bufio.NewReaderSize(counted, 1<<20)
+	} else {
+		s.gzBuf.Reset(counted)
+	}
+	br := s.gzBuf
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
+		if s.zr == nil {
+			s.zr, err = gzip.NewReader(br)
+		} else {
+			err = s.zr.Reset(br)
+		}
 		if err != nil {
 			return s.openError(fmt.Errorf("%w: gzip: %v", ErrFormat, err))
 		}
-		br = bufio.NewReaderSize(zr, 1<<20)
-		r, s.gz = br, true
+		if s.zBuf == nil {
+			s.zBuf = bufio.NewReaderSize(s.zr, 1<<20)
+		} else {
+			s.zBuf.Reset(s.zr)
+		}
+		s.in.br, s.gz = s.zBuf, true
+	} else {
+		s.in.br = br
 	}
-	magic, _ := br.Peek(4)
+	s.in.off = 0
+	magic, _ := s.in.br.Peek(4)
 	if len(magic) < 4 {
 		return s.openError(fmt.Errorf("%w: %d bytes", ErrFormat, len(magic)))
 	}
-	switch m := uint32(magic[0])<<24 | uint32(magic[1])<<16 | uint32(magic[2])<<8 | uint32(magic[3]); m {
+	switch m := binary.BigEndian.Uint32(magic); m {
 	case 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1:
-		pr, err := pcapgo.NewReader(r)
-		if err != nil {
-			return s.openError(fmt.Errorf("%w: pcap header: %v", ErrFormat, err))
-		}
-		lt := pr.LinkType()
-		s.read = pr.ZeroCopyReadPacketData
-		s.link = func(*gopacket.CaptureInfo) layers.LinkType { return lt }
-		s.offset = 24
-	case 0x0a0d0d0a:
-		nr, err := pcapgo.NewNgReader(r, pcapgo.NgReaderOptions{})
-		if err != nil {
-			return s.openError(fmt.Errorf("%w: pcapng header: %v", ErrFormat, err))
-		}
-		s.read = nr.ZeroCopyReadPacketData
-		s.link = func(ci *gopacket.CaptureInfo) layers.LinkType {
-			if iface, err := nr.Interface(ci.InterfaceIndex); err == nil {
-				return iface.LinkType
-			}
-			return nr.LinkType()
-		}
+		s.read, err = newPcapReader(&s.in, s.maxRecord, &s.counts)
+	case ngSectionHeader:
+		s.read, err = newNgReader(&s.in, s.maxRecord, &s.counts)
 	default:
-		return s.openError(fmt.Errorf("%w: starts with % x", ErrFormat, magic))
+		err = fmt.Errorf("%w: starts with % x", ErrFormat, magic)
+	}
+	if err != nil {
+		return s.openError(err)
 	}
 	return nil
 }
@@ -164,7 +205,9 @@ func (s *FileSource) closeFile() {
 		s.cur.Store(0)
 		s.f.Close()
 	}
-	s.f, s.count, s.read = nil, nil, nil
+	s.oversize += s.counts.oversize
+	s.counts.oversize = 0
+	s.f, s.read = nil, nil
 }
 
 // Close closes the current file.

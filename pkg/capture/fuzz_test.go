@@ -3,10 +3,14 @@ package capture
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
+	"encoding/binary"
+	"errors"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/gopacket/gopacket/layers"
 )
@@ -33,16 +37,91 @@ func FuzzReadCapture(f *testing.F) {
 	zw.Write([]byte("\xd4\xc3\xb2\xa1junk"))
 	zw.Close()
 	f.Add(z.Bytes())
+	for _, seed := range readerSeeds(t) {
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(t.TempDir(), "in")
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, _, _ := replay(t, p)
+		src, err := OpenFilesWith(&FileOptions{MaxRecord: fuzzMaxRecord}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		var got []string
+		e := NewEngine(nil, func(r *Request) { got = append(got, string(r.Method)+" "+string(r.URL)) })
+		err = e.Run(context.Background(), src)
+		if err != nil && !errors.Is(err, ErrFormat) && !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("error of no kind: %v", err)
+		}
 		for _, u := range got {
 			if !bytes.Contains([]byte(u), []byte(" http://")) {
 				t.Fatalf("reported %q", u)
 			}
 		}
 	})
+}
+
+// fuzzMaxRecord is small, so that the fuzzer reaches the skipping of
+// records over the maximum with small inputs.
+const fuzzMaxRecord = 1500
+
+// readerSeeds are captures for the readers' paths: pcapng in both byte
+// orders with several sections and every packet block type, a record over
+// the maximum (plain and pcapng, whole and ending inside it), big-endian
+// nanosecond pcap, bad block lengths.
+func readerSeeds(t *testing.T) [][]byte {
+	c, s := netip.MustParseAddrPort("192.0.2.10:40000"), netip.MustParseAddrPort("192.0.2.1:80")
+	ts := time.Unix(1_700_000_000, 0)
+	syn := frame(t, linkEth, tcpSeg{src: c, dst: s, seq: 1, syn: true})
+	req := frame(t, linkEth, tcpSeg{src: c, dst: s, seq: 2, ack: true, payload: get("/seed", "f.example")})
+	big := make([]byte, fuzzMaxRecord+100)
+	recs := []rec{{ts: ts, data: syn, orig: len(syn)}, {ts: ts, data: big, orig: len(big)}, {ts: ts, data: req, orig: len(req)}}
+	var seeds [][]byte
+	pcap := pcapFile(binary.BigEndian, true, layers.LinkTypeEthernet, 64, recs)
+	seeds = append(seeds, pcap, pcap[:len(pcap)-len(req)-16-50])
+	var ng []byte
+	for i, o := range []byteOrder{binary.BigEndian, binary.LittleEndian} {
+		ng = append(ng, ngSHB(o)...)
+		ng = append(ng, ngIDB(o, layers.LinkTypeEthernet, 0, []byte{0, 0x80 | 20}[i])...)
+		ng = append(ng, ngOtherBlocks(o)...)
+		ng = append(ng, ngSPB(o, syn, len(syn))...)
+		ng = append(ng, ngPB(o, 0, 5, big, len(big))...)
+		ng = append(ng, ngEPB(o, 0, 6, req, len(req))...)
+		seeds = append(seeds, ng)
+	}
+	bad := append([]byte(nil), ng...)
+	binary.LittleEndian.PutUint32(bad[len(bad)-len(ngEPB(binary.LittleEndian, 0, 6, req, len(req)))+4:], 33)
+	seeds = append(seeds, bad, ng[:len(ng)-len(req)-20], gzipped(ng))
+	return seeds
+}
+
+// The reader seeds reach what they are for: the record over the maximum
+// skipped, the damaged ones ending with the right error.
+func TestReaderSeeds(t *testing.T) {
+	want := []struct {
+		skipped uint64
+		err     error
+	}{{1, nil}, {0, ErrTruncated}, {1, nil}, {2, nil}, {2, ErrCorrupt}, {2, ErrTruncated}, {2, nil}}
+	seeds := readerSeeds(t)
+	if len(seeds) != len(want) {
+		t.Fatalf("%d seeds", len(seeds))
+	}
+	for i, seed := range seeds {
+		p := filepath.Join(t.TempDir(), "seed")
+		os.WriteFile(p, seed, 0o644)
+		src, err := OpenFilesWith(&FileOptions{MaxRecord: fuzzMaxRecord}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		e := NewEngine(nil, func(r *Request) { got = append(got, string(r.URL)) })
+		err = e.Run(context.Background(), src)
+		if src.SkippedRecords() != want[i].skipped || !errors.Is(err, want[i].err) || err == nil && len(got) == 0 {
+			t.Errorf("seed %d: skipped %d, %v, requests %q; want %d, %v", i, src.SkippedRecords(), err, got, want[i].skipped, want[i].err)
+		}
+		src.Close()
+	}
 }
