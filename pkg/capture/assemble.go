@@ -3,16 +3,21 @@ package capture
 import (
 	"net/netip"
 	"time"
+	"unsafe"
 )
 
 // AssemblerOptions bound the memory and the waiting of TCP reassembly.
 // Zero fields take the value in DefaultAssemblerOptions.
 type AssemblerOptions struct {
-	// MaxFlowBuffer caps the out-of-order bytes held for one direction of
-	// a connection. Past it, the missing bytes are taken as lost.
+	// MaxFlowBuffer caps the bytes held for one direction of a
+	// connection: out-of-order segments, a partial line, and a request line
+	// and Host waiting for the end of the headers. Past it, the missing
+	// bytes are taken as lost, or what the parser holds is dropped and the
+	// flow resynchronises at its next request line.
 	MaxFlowBuffer int
-	// MaxBuffer caps the out-of-order and partial-line bytes held for all
-	// connections together.
+	// MaxBuffer caps the bytes held for all connections together: the
+	// above, plus a fixed cost per tracked direction (so new connections
+	// are ignored, and counted, when it is reached).
 	MaxBuffer int
 	// MaxLine is the longest request or header line kept; longer request
 	// lines are skipped as junk.
@@ -88,7 +93,7 @@ type AssemblerStats struct {
 	ParseErrors    uint64 // junk runs, bad framing
 	Gaps           uint64 // holes in a stream given up on
 	Overflows      uint64 // times a buffer cap forced bytes to be dropped
-	SegmentsDenied uint64 // segments of new connections ignored because MaxFlows were tracked
+	SegmentsDenied uint64 // segments of new connections ignored because MaxFlows or MaxBuffer was reached
 }
 
 type role uint8
@@ -112,8 +117,16 @@ type half struct {
 	oooBytes int
 	gapSince int64
 	parser   *reqParser
-	lineCap  int // bytes of the parser's line buffer counted in the total
+	lineCap  int // capacity of the parser's buffers, counted in the total
 }
+
+// halfCost is the fixed bytes counted for a tracked direction: its struct,
+// its map entry and its parser (counted from the start, whether or not the
+// direction turns out to need one).
+const halfCost = int(unsafe.Sizeof(half{})+unsafe.Sizeof(flowKey{})+unsafe.Sizeof(reqParser{})) + 16
+
+// held is every byte counted for h.
+func (h *half) held() int { return halfCost + h.oooBytes + h.lineCap }
 
 type segment struct {
 	seq  uint32

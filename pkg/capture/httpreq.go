@@ -44,6 +44,10 @@ const (
 
 const maxHeaderBytes = 64 << 10
 
+// keepCap is the largest buffer capacity a parser keeps for the next
+// request once a long line or request is done with.
+const keepCap = 4 << 10
+
 // request is what the parser hands to emit; its slices alias the parser's
 // buffer and are valid only during the call.
 type request struct {
@@ -96,6 +100,9 @@ func (p *reqParser) feed(data []byte, emit func(*request)) {
 			p.line = append(p.line, line...)
 			line = p.line
 			p.line = p.line[:0] // line stays valid until the next keep
+			if cap(p.line) > keepCap {
+				p.line = nil
+			}
 		}
 		if len(line) > p.maxLine {
 			p.lineTooLong()
@@ -193,6 +200,9 @@ func (p *reqParser) handle(line []byte, emit func(*request)) {
 
 func (p *reqParser) endHeaders(emit func(*request)) {
 	p.emit(emit)
+	if cap(p.req) > keepCap {
+		p.req = nil
+	}
 	switch {
 	case p.chunked:
 		p.state = stChunkSize
@@ -268,6 +278,12 @@ func (p *reqParser) header(line []byte) {
 			p.chunked = true
 		}
 	}
+}
+
+// holding reports whether the parser holds bytes it still needs: a partial
+// line, or a request whose headers have not ended.
+func (p *reqParser) holding() bool {
+	return len(p.line) > 0 || p.state == stHeaders
 }
 
 // gap tells the parser that n bytes of the stream were lost (n < 0:
