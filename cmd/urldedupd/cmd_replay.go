@@ -46,7 +46,7 @@ func runReplay(ctx context.Context, g *globalOptions, o *captureOptions, files [
 		return err
 	}
 	defer src.Close()
-	run, err := o.start(ctx, g, stdout)
+	run, err := o.start(ctx, g, stdout, stderr)
 	if err != nil {
 		return err
 	}

@@ -207,6 +207,9 @@ func (a *Assembler) account(h *half) {
 func (a *Assembler) onRequest(r *request) {
 	h := a.cur
 	a.url = appendURL(a.url[:0], r, h.key.dst)
+	if testHooks {
+		testPanic(a.url)
+	}
 	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Method: r.method, URL: a.url}
 	a.Stats.Requests++
 	a.emit(&a.req)
