@@ -24,6 +24,8 @@ type captureOptions struct {
 	ports   []uint
 	dryRun  bool
 	maxLine int
+	maxBuf  int // MiB
+	flows   int
 }
 
 func (o *captureOptions) AddFlags(fs *pflag.FlagSet) {
@@ -33,6 +35,9 @@ func (o *captureOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.UintSliceVar(&o.ports, "port", nil, "only parse connections to these server ports (repeatable; default: every port)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "test the URLs without recording them")
 	fs.IntVar(&o.maxLine, "max-line", capture.DefaultAssemblerOptions.MaxLine, "longest request or header line kept, in bytes")
+	fs.IntVar(&o.maxBuf, "max-buffer-mb", capture.DefaultAssemblerOptions.MaxBuffer>>20,
+		"reassembly memory cap in MiB: held segments, lines and requests, and ~560 bytes per tracked connection direction")
+	fs.IntVar(&o.flows, "max-flows", capture.DefaultAssemblerOptions.MaxFlows, "most connection directions tracked at once")
 }
 
 func (o *captureOptions) format() (audit.Format, error) {
@@ -48,7 +53,13 @@ func (o *captureOptions) format() (audit.Format, error) {
 }
 
 func (o *captureOptions) engineOptions() (*capture.Options, error) {
-	opts := &capture.Options{Assembler: capture.AssemblerOptions{MaxLine: o.maxLine}}
+	if o.maxBuf <= 0 || o.maxBuf > 1<<20 {
+		return nil, usageError(fmt.Errorf("--max-buffer-mb %d: not in 1..%d", o.maxBuf, 1<<20))
+	}
+	if o.flows <= 0 {
+		return nil, usageError(fmt.Errorf("--max-flows %d: not a positive count", o.flows))
+	}
+	opts := &capture.Options{Assembler: capture.AssemblerOptions{MaxLine: o.maxLine, MaxBuffer: o.maxBuf << 20, MaxFlows: o.flows}}
 	for _, p := range o.ports {
 		if p == 0 || p > 65535 {
 			return nil, usageError(fmt.Errorf("--port %d: not a TCP port", p))
@@ -96,7 +107,7 @@ type jsonSummary struct {
 	DecodeErrors   uint64 `json:"malformed_frames"`
 	Fragments      uint64 `json:"ipv4_fragments"`
 	Overflows      uint64 `json:"buffer_overflows"`
-	SegmentsDenied uint64 `json:"segments_over_flow_cap"`
+	SegmentsDenied uint64 `json:"segments_denied"`
 	Invalid        uint64 `json:"invalid_urls"`
 	Panics         uint64 `json:"panics_recovered"`
 }

@@ -110,9 +110,50 @@ func TestReplayMemoryCaps(t *testing.T) {
 			// Every connection is either reported (its request line was kept
 			// until the end), dropped at the buffer cap, or ignored at it.
 			if sum["packets"] != 2*flows || sum["buffer_overflows"] == 0 ||
-				sum["requests"]+sum["buffer_overflows"]+sum["segments_over_flow_cap"]/2 < flows {
+				sum["requests"]+sum["buffer_overflows"]+sum["segments_denied"]/2 < flows {
 				t.Errorf("summary does not account for the %d connections: %v", flows, sum)
 			}
 		})
+	}
+}
+
+// --max-flows and --max-buffer-mb set the caps, and replay counts what
+// they drop.
+func TestReplayCapFlags(t *testing.T) {
+	tmp := t.TempDir()
+	small := filepath.Join(tmp, "small.pcap")
+	writeCapture(t, small, 20, 0)
+	long := filepath.Join(tmp, "long.pcap")
+	pad := strings.Repeat("l", 15000)
+	writeFlows(t, long, 200, func(i int) string { return fmt.Sprintf("GET /%d/%s HTTP/1.1\r\nHost: l.example\r\n", i, pad) })
+	for _, tt := range []struct {
+		name string
+		args []string
+		want func(sum map[string]uint64) bool
+	}{
+		// The connections are never closed: the first 5 stay tracked, the
+		// SYN and request of each other one are ignored.
+		{"--max-flows 5", []string{"--max-flows", "5", small},
+			func(s map[string]uint64) bool { return s["requests"] == 5 && s["segments_denied"] == 2*15 }},
+		{"--max-buffer-mb 1", []string{"--max-buffer-mb", "1", long},
+			func(s map[string]uint64) bool {
+				return s["requests"] > 0 && s["requests"] < 100 && s["buffer_overflows"] > 0 &&
+					s["requests"]+s["buffer_overflows"]+s["segments_denied"]/2 == 200
+			}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--dir", filepath.Join(t.TempDir(), "state"), "replay", "--json", "-o", os.DevNull}, tt.args...)
+			_, stderr, code := run(t, nil, args...)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			var sum map[string]uint64
+			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); code != 0 || err != nil || !tt.want(sum) {
+				t.Fatalf("exit %d, summary %v (%v)\n%s", code, sum, err, stderr)
+			}
+		})
+	}
+	for _, bad := range [][]string{{"--max-flows", "0"}, {"--max-buffer-mb", "0"}, {"--max-buffer-mb", "2000000"}} {
+		if _, stderr, code := run(t, nil, append([]string{"--dir", filepath.Join(tmp, "state"), "replay"}, append(bad, small)...)...); code != 2 || !strings.Contains(stderr, bad[0]) {
+			t.Errorf("%v: exit %d, %q", bad, code, stderr)
+		}
 	}
 }
