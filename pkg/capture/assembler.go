@@ -22,6 +22,7 @@ type Assembler struct {
 	lastSweep int64
 	cur       *half // the half whose bytes are being parsed
 	busy      *half // the half being worked on, nil between calls: dropped after a panic
+	peakFlows int   // most entries a.flows has had since it was made
 	req       Request
 	url       []byte
 
@@ -84,6 +85,7 @@ func (a *Assembler) add(ts time.Time, s *Segment) {
 		h = &half{key: key}
 		a.flows[key] = h
 		a.buffered += halfCost
+		a.peakFlows = max(a.peakFlows, len(a.flows))
 	}
 	a.busy = h
 	h.lastSeen = now
@@ -376,6 +378,21 @@ func (a *Assembler) sweep() {
 			a.maybeFinish(h)
 		}
 	}
+	a.shrink()
+}
+
+// shrink replaces the flow map when it holds a quarter or less of its
+// peak: a Go map keeps its memory when entries are deleted, and a flood
+// of connections that ended would otherwise hold it for good.
+func (a *Assembler) shrink() {
+	if a.peakFlows < 1024 || len(a.flows) > a.peakFlows/4 {
+		return
+	}
+	m := make(map[flowKey]*half, len(a.flows))
+	for k, h := range a.flows {
+		m[k] = h
+	}
+	a.flows, a.peakFlows = m, len(m)
 }
 
 // Flush ends every connection, as at the end of the input: held segments
@@ -386,6 +403,7 @@ func (a *Assembler) Flush() {
 		a.closeHalf(h)
 	}
 	a.busy = nil
+	a.shrink()
 	a.collectErrors()
 }
 

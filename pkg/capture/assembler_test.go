@@ -3,6 +3,7 @@ package capture
 import (
 	"net/netip"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -271,4 +272,30 @@ func TestAssembleReleasesBuffers(t *testing.T) {
 	if n := a.Buffered(); n > halfCost+2*keepCap {
 		t.Fatalf("%d bytes held after the long request ended", n)
 	}
+}
+
+// The flow map does not keep the memory of a flood of connections once
+// they are gone (a Go map does not shrink by itself).
+func TestAssembleReleasesFlowMap(t *testing.T) {
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	a, _ := collect(&AssemblerOptions{IdleTimeout: time.Second})
+	before := heap()
+	for i := range 200000 {
+		c := conn{netip.AddrPortFrom(netip.AddrFrom4([4]byte{198, 51, byte(i >> 8), byte(i)}), 40000), srv, 1}
+		a.Add(t0, c.syn())
+	}
+	full := heap()
+	// One more connection, 2 s later: the sweep expires the 200,000.
+	a.Add(t0.Add(2*time.Second), conn{cli, srv, 1}.syn())
+	after := heap()
+	t.Logf("heap: %d KiB before, %d KiB with 200,000 flows, %d KiB after they expired", before>>10, full>>10, after>>10)
+	if a.Flows() != 1 || after > before+1<<20 {
+		t.Fatalf("%d flows; %d KiB still held after the flood expired", a.Flows(), (after-before)>>10)
+	}
+	runtime.KeepAlive(a)
 }
