@@ -36,8 +36,9 @@ func (o *captureOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.dryRun, "dry-run", false, "test the URLs without recording them")
 	fs.IntVar(&o.maxLine, "max-line", capture.DefaultAssemblerOptions.MaxLine, "longest request or header line kept, in bytes")
 	fs.IntVar(&o.maxBuf, "max-buffer-mb", capture.DefaultAssemblerOptions.MaxBuffer>>20,
-		"reassembly memory cap in MiB: held segments, lines and requests, and ~450 bytes per tracked connection direction")
-	fs.IntVar(&o.flows, "max-flows", capture.DefaultAssemblerOptions.MaxFlows, "most connection directions tracked at once")
+		"reassembly memory cap in MiB: out-of-order segments, partial lines, requests waiting for the end of their headers")
+	fs.IntVar(&o.flows, "max-flows", capture.DefaultAssemblerOptions.MaxFlows,
+		fmt.Sprintf("most connection directions tracked at once (%d bytes each, besides --max-buffer-mb)", capture.FlowCost))
 }
 
 func (o *captureOptions) format() (audit.Format, error) {

@@ -15,15 +15,15 @@ type AssemblerOptions struct {
 	// bytes are taken as lost, or what the parser holds is dropped and the
 	// flow resynchronises at its next request line.
 	MaxFlowBuffer int
-	// MaxBuffer caps the bytes held for all connections together: the
-	// above, plus a fixed cost per tracked direction (so new connections
-	// are ignored, and counted, when it is reached).
+	// MaxBuffer caps the same bytes for all connections together.
 	MaxBuffer int
 	// MaxLine is the longest request or header line kept; longer request
 	// lines are skipped as junk.
 	MaxLine int
 	// MaxFlows caps the connection directions tracked at once; segments of
 	// new ones past it are ignored (and counted) until idle ones expire.
+	// Each costs FlowCost bytes besides what MaxBuffer counts: the default
+	// bounds that to 112 MiB.
 	MaxFlows int
 	// IdleTimeout ends a connection that has sent nothing for this long,
 	// in packet time (never wall-clock time, so replays behave like live
@@ -39,7 +39,7 @@ var DefaultAssemblerOptions = AssemblerOptions{
 	MaxFlowBuffer: 256 << 10,
 	MaxBuffer:     128 << 20,
 	MaxLine:       16 << 10,
-	MaxFlows:      1 << 20,
+	MaxFlows:      256 << 10,
 	IdleTimeout:   2 * time.Minute,
 	GapTimeout:    2 * time.Second,
 }
@@ -93,7 +93,7 @@ type AssemblerStats struct {
 	ParseErrors    uint64 // junk runs, bad framing
 	Gaps           uint64 // holes in a stream given up on
 	Overflows      uint64 // times a buffer cap forced bytes to be dropped
-	SegmentsDenied uint64 // segments of new connections ignored because MaxFlows or MaxBuffer was reached
+	SegmentsDenied uint64 // segments of new connections ignored because MaxFlows were tracked
 }
 
 type role uint8
@@ -120,13 +120,13 @@ type half struct {
 	lineCap  int // capacity of the parser's buffers, counted in the total
 }
 
-// halfCost is the fixed bytes counted for a tracked direction: its struct,
-// its map entry and its parser (counted from the start, whether or not the
-// direction turns out to need one).
-const halfCost = int(unsafe.Sizeof(half{})+unsafe.Sizeof(flowKey{})+unsafe.Sizeof(reqParser{})) + 16
+// FlowCost is the fixed bytes a tracked direction takes (its struct, its
+// parser and its map entry, rounded up), bounded by MaxFlows.
+const FlowCost = int(unsafe.Sizeof(half{})+unsafe.Sizeof(flowKey{})+unsafe.Sizeof(reqParser{})) + 16
 
-// held is every byte counted for h.
-func (h *half) held() int { return halfCost + h.oooBytes + h.lineCap }
+// held is the bytes counted for h against the caps: out-of-order segments
+// and the parser's buffers, by capacity.
+func (h *half) held() int { return h.oooBytes + h.lineCap }
 
 type segment struct {
 	seq  uint32

@@ -41,9 +41,10 @@ func NewAssembler(opts *AssemblerOptions, emit func(*Request)) *Assembler {
 }
 
 // Buffered returns the bytes held for all connections: out-of-order
-// segments, partial lines, request lines and headers waiting for their end
-// (the buffers' capacity, not only their length), and a fixed cost per
-// tracked direction. It never exceeds MaxBuffer after Add returns.
+// segments, partial lines, request lines and Host values waiting for the
+// end of their headers, and capacity kept for the next ones (the buffers'
+// capacity, not only their length). It never exceeds MaxBuffer after Add
+// returns. Each tracked direction takes FlowCost bytes more.
 func (a *Assembler) Buffered() int { return a.buffered }
 
 // Flows returns the number of connection directions tracked.
@@ -78,13 +79,12 @@ func (a *Assembler) add(ts time.Time, s *Segment) {
 		if len(s.Payload) == 0 && !s.SYN {
 			return // a bare ACK or FIN of a connection we do not know
 		}
-		if len(a.flows) >= a.opts.MaxFlows || a.buffered+halfCost > a.opts.MaxBuffer {
+		if len(a.flows) >= a.opts.MaxFlows {
 			a.Stats.SegmentsDenied++
 			return
 		}
 		h = &half{key: key}
 		a.flows[key] = h
-		a.buffered += halfCost
 		a.peakFlows = max(a.peakFlows, len(a.flows))
 	}
 	a.busy = h
@@ -174,6 +174,9 @@ func (a *Assembler) deliver(h *half, b []byte) {
 	h.next += uint32(len(b))
 	p := a.parserOf(h)
 	a.cur = h
+	// What the parser may hold, in capacity: it drops (and counts) a line
+	// or request that would need more, without allocating for it.
+	p.budget = min(a.opts.MaxFlowBuffer-h.oooBytes, a.opts.MaxBuffer-a.buffered+h.lineCap)
 	p.feed(b, a.onRequest)
 	a.account(h)
 }
@@ -192,6 +195,8 @@ func (a *Assembler) parserOf(h *half) *reqParser {
 // next request line; the buffers are released.
 func (a *Assembler) account(h *half) {
 	p := h.parser
+	a.Stats.Overflows += p.overflows
+	p.overflows = 0
 	n := cap(p.line) + cap(p.req)
 	a.buffered += n - h.lineCap
 	h.lineCap = n

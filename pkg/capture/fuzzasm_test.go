@@ -96,7 +96,7 @@ func FuzzAssembler(f *testing.F) {
 		fuzzSeg{flags: fzRST, conn: 1}))
 	f.Add(fuzzInput(fuzzSeg{flags: fzSYN | fzRel, conn: 2}, fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 2, seq: 1, n: 5},
 		fuzzSeg{flags: fzACK | fzRel | fzFIN | fzSnippet, conn: 2, seq: 1 + uint32(len(fuzzSnippets[5])), n: 0}))
-	opts := AssemblerOptions{MaxFlowBuffer: 4096, MaxBuffer: 6*halfCost + 8192, MaxLine: 256, MaxFlows: 6,
+	opts := AssemblerOptions{MaxFlowBuffer: 4096, MaxBuffer: 8192, MaxLine: 256, MaxFlows: 6,
 		IdleTimeout: 5 * time.Second, GapTimeout: time.Second}
 	srvAddr := netip.MustParseAddrPort("192.0.2.1:80")
 	f.Fuzz(func(t *testing.T, data []byte) {
