@@ -265,6 +265,26 @@ func TestAssembleReleasesBuffers(t *testing.T) {
 	if n := a.Buffered(); n > 2*keepCap {
 		t.Fatalf("%d bytes held after the long request ended", n)
 	}
+	// Large out-of-order segments, delivered: their buffers are not kept
+	// for reuse; small ones are, up to maxFree.
+	big := strings.Repeat("b", 60000) + "\r\n"
+	off = len(r) + len(req("/small"))
+	for i := 1; i <= 20; i++ {
+		a.Add(t0, c.at(off+i*len(big), big))
+	}
+	for i := range 3000 {
+		a.Add(t0, c.at(off+21*len(big)+10+i*2, "s"))
+	}
+	a.Add(t0, c.at(off, big))
+	a.Flush()
+	if len(a.free) == 0 || len(a.free) > maxFree {
+		t.Fatalf("%d buffers kept for reuse, want 1..%d", len(a.free), maxFree)
+	}
+	for _, b := range a.free {
+		if cap(b) != smallBuf {
+			t.Fatalf("a buffer of %d bytes kept for reuse", cap(b))
+		}
+	}
 }
 
 // The flow map does not keep the memory of a flood of connections once
