@@ -5,7 +5,7 @@ BIN     := bin/urldedupd
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build test race bench fuzz lint demo deps clean
+.PHONY: build test race bench fuzz fuzz-short lint demo deps clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/urldedupd
@@ -26,10 +26,19 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 	bash scripts/bench-filter.sh
 
+# Every fuzz target in the repository (found with grep), one after the
+# other, for FUZZTIME each; fuzz-short runs each for 10 s, for CI.
+FUZZTIME ?= 60s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzCanonical -fuzztime 60s ./pkg/signature
-	$(GO) test -run '^$$' -fuzz FuzzParseRequests -fuzztime 60s ./pkg/capture
-	$(GO) test -run '^$$' -fuzz FuzzReadCapture -fuzztime 60s ./pkg/capture
+	@for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
+	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+	    echo "== $$t in $$(dirname $$f) for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./$$(dirname $$f) || exit 1; \
+	  done; \
+	done
+
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=10s
 
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }

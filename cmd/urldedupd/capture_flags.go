@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,8 @@ type captureOptions struct {
 	ports   []uint
 	dryRun  bool
 	maxLine int
+	maxBuf  int // MiB
+	flows   int
 }
 
 func (o *captureOptions) AddFlags(fs *pflag.FlagSet) {
@@ -32,6 +35,10 @@ func (o *captureOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.UintSliceVar(&o.ports, "port", nil, "only parse connections to these server ports (repeatable; default: every port)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "test the URLs without recording them")
 	fs.IntVar(&o.maxLine, "max-line", capture.DefaultAssemblerOptions.MaxLine, "longest request or header line kept, in bytes")
+	fs.IntVar(&o.maxBuf, "max-buffer-mb", capture.DefaultAssemblerOptions.MaxBuffer>>20,
+		"reassembly memory cap in MiB: out-of-order segments, partial lines, requests waiting for the end of their headers")
+	fs.IntVar(&o.flows, "max-flows", capture.DefaultAssemblerOptions.MaxFlows,
+		fmt.Sprintf("most connection directions tracked at once (%d bytes each, besides --max-buffer-mb)", capture.FlowCost))
 }
 
 func (o *captureOptions) format() (audit.Format, error) {
@@ -47,7 +54,13 @@ func (o *captureOptions) format() (audit.Format, error) {
 }
 
 func (o *captureOptions) engineOptions() (*capture.Options, error) {
-	opts := &capture.Options{Assembler: capture.AssemblerOptions{MaxLine: o.maxLine}}
+	if o.maxBuf <= 0 || o.maxBuf > 1<<20 {
+		return nil, usageError(fmt.Errorf("--max-buffer-mb %d: not in 1..%d", o.maxBuf, 1<<20))
+	}
+	if o.flows <= 0 {
+		return nil, usageError(fmt.Errorf("--max-flows %d: not a positive count", o.flows))
+	}
+	opts := &capture.Options{Assembler: capture.AssemblerOptions{MaxLine: o.maxLine, MaxBuffer: o.maxBuf << 20, MaxFlows: o.flows}}
 	for _, p := range o.ports {
 		if p == 0 || p > 65535 {
 			return nil, usageError(fmt.Errorf("--port %d: not a TCP port", p))
@@ -75,10 +88,38 @@ func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	a := s.Assembler
 	fmt.Fprintf(w, "packets %d  bytes %d  tcp flows %d  requests %d  new %d  dup %d  parse errors %d  reassembly gaps %d  kernel drops %d\n",
 		s.Packets, s.Bytes, a.Flows, c.Requests, c.New, c.Dup, a.ParseErrors, a.Gaps, s.KernelDrops)
-	if s.DecodeErrors > 0 || a.Overflows > 0 || a.SegmentsDenied > 0 || s.Fragments > 0 || c.Invalid > 0 {
-		fmt.Fprintf(w, "malformed frames %d  IPv4 fragments %d  buffer overflows %d  segments over the flow cap %d  invalid URLs %d\n",
-			s.DecodeErrors, s.Fragments, a.Overflows, a.SegmentsDenied, c.Invalid)
+	if s.DecodeErrors > 0 || a.Overflows > 0 || a.SegmentsDenied > 0 || s.Fragments > 0 || c.Invalid > 0 || s.Panics > 0 {
+		fmt.Fprintf(w, "malformed frames %d  IPv4 fragments %d  buffer overflows %d  segments over the flow cap %d  invalid URLs %d  panics recovered %d\n",
+			s.DecodeErrors, s.Fragments, a.Overflows, a.SegmentsDenied, c.Invalid, s.Panics)
 	}
+}
+
+// jsonSummary is the summary --json writes to stderr, as one line.
+type jsonSummary struct {
+	Packets        uint64 `json:"packets"`
+	Bytes          uint64 `json:"bytes"`
+	TCPFlows       uint64 `json:"tcp_flows"`
+	Requests       uint64 `json:"requests"`
+	New            uint64 `json:"new"`
+	Dup            uint64 `json:"dup"`
+	ParseErrors    uint64 `json:"parse_errors"`
+	Gaps           uint64 `json:"reassembly_gaps"`
+	KernelDrops    uint64 `json:"kernel_drops"`
+	DecodeErrors   uint64 `json:"malformed_frames"`
+	Fragments      uint64 `json:"ipv4_fragments"`
+	Overflows      uint64 `json:"buffer_overflows"`
+	SegmentsDenied uint64 `json:"segments_denied"`
+	Invalid        uint64 `json:"invalid_urls"`
+	Panics         uint64 `json:"panics_recovered"`
+}
+
+func writeJSONSummary(w io.Writer, s capture.Stats, c audit.Counts) {
+	a := s.Assembler
+	b, _ := json.Marshal(jsonSummary{Packets: s.Packets, Bytes: s.Bytes, TCPFlows: a.Flows, Requests: c.Requests,
+		New: c.New, Dup: c.Dup, ParseErrors: a.ParseErrors, Gaps: a.Gaps, KernelDrops: s.KernelDrops,
+		DecodeErrors: s.DecodeErrors, Fragments: s.Fragments, Overflows: a.Overflows, SegmentsDenied: a.SegmentsDenied,
+		Invalid: c.Invalid, Panics: s.Panics})
+	fmt.Fprintf(w, "%s\n", b)
 }
 
 // captureRun is what replay and capture share: the state, the output, the
@@ -91,10 +132,12 @@ type captureRun struct {
 	closeOut func() error
 	log      *audit.Log
 	eng      *capture.Engine
+	json     bool // the summary as JSON
 }
 
-// start opens the state and the output and builds the engine.
-func (o *captureOptions) start(ctx context.Context, g *globalOptions, stdout io.Writer) (*captureRun, error) {
+// start opens the state and the output and builds the engine. A panic the
+// engine recovers from is reported on stderr, and the run goes on.
+func (o *captureOptions) start(ctx context.Context, g *globalOptions, stdout, stderr io.Writer) (*captureRun, error) {
 	format, err := o.format()
 	if err != nil {
 		return nil, err
@@ -114,8 +157,11 @@ func (o *captureOptions) start(ctx context.Context, g *globalOptions, stdout io.
 	log := audit.New(st.decider, st.signer, w, format, o.dryRun, &audit.Options{InFlight: st.inFlight})
 	ctx, cancel := context.WithCancel(ctx)
 	log.OnError = func(error) { cancel() } // a failed decision or write ends the run
-	return &captureRun{ctx: ctx, cancel: cancel, st: st, out: w, closeOut: closeOut, log: log,
-		eng: capture.NewEngine(engOpts, log.Request)}, nil
+	eng := capture.NewEngine(engOpts, log.Request)
+	eng.OnPanic = func(p *capture.PanicError) {
+		fmt.Fprintf(stderr, "urldedupd: %v; capture goes on\n%s", p, p.Stack)
+	}
+	return &captureRun{ctx: ctx, cancel: cancel, st: st, out: w, closeOut: closeOut, log: log, eng: eng, json: o.json}, nil
 }
 
 // finish writes the summary and closes the output and the state, joining
@@ -126,7 +172,11 @@ func (r *captureRun) finish(runErr error, stderr io.Writer) error {
 	if logErr != nil && errors.Is(runErr, context.Canceled) {
 		runErr = nil // the log's failure stopped the run: report that alone
 	}
-	writeSummary(stderr, r.eng.Stats(), r.log.Counts)
+	if r.json {
+		writeJSONSummary(stderr, r.eng.Stats(), r.log.Counts)
+	} else {
+		writeSummary(stderr, r.eng.Stats(), r.log.Counts)
+	}
 	r.st.warnAssumed(stderr)
 	return errors.Join(runErr, logErr, r.closeOut(), r.st.Close())
 }

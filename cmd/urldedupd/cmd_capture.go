@@ -61,10 +61,11 @@ func runCapture(ctx context.Context, g *globalOptions, o *liveOptions, stdout, s
 		return err
 	}
 	defer src.Close()
-	run, err := o.start(ctx, g, stdout)
+	run, err := o.start(ctx, g, stdout, stderr)
 	if err != nil {
 		return err
 	}
+	run.eng.Name = o.iface
 	run.eng.Idle = func() { run.log.Flush(); _ = run.out.Flush() }
 	fmt.Fprintf(stderr, "urldedupd: capturing on %s\n", o.iface)
 	err = run.eng.Run(run.ctx, src)

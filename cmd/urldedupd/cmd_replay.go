@@ -54,7 +54,7 @@ func runReplay(ctx context.Context, g *globalOptions, o *captureOptions, fo *cap
 		return err
 	}
 	defer src.Close()
-	run, err := o.start(ctx, g, stdout)
+	run, err := o.start(ctx, g, stdout, stderr)
 	if err != nil {
 		return err
 	}

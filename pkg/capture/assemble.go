@@ -3,22 +3,27 @@ package capture
 import (
 	"net/netip"
 	"time"
+	"unsafe"
 )
 
 // AssemblerOptions bound the memory and the waiting of TCP reassembly.
 // Zero fields take the value in DefaultAssemblerOptions.
 type AssemblerOptions struct {
-	// MaxFlowBuffer caps the out-of-order bytes held for one direction of
-	// a connection. Past it, the missing bytes are taken as lost.
+	// MaxFlowBuffer caps the bytes held for one direction of a
+	// connection: out-of-order segments, a partial line, and a request line
+	// and Host waiting for the end of the headers. Past it, the missing
+	// bytes are taken as lost, or what the parser holds is dropped and the
+	// flow resynchronises at its next request line.
 	MaxFlowBuffer int
-	// MaxBuffer caps the out-of-order and partial-line bytes held for all
-	// connections together.
+	// MaxBuffer caps the same bytes for all connections together.
 	MaxBuffer int
 	// MaxLine is the longest request or header line kept; longer request
 	// lines are skipped as junk.
 	MaxLine int
 	// MaxFlows caps the connection directions tracked at once; segments of
 	// new ones past it are ignored (and counted) until idle ones expire.
+	// Each costs FlowCost bytes besides what MaxBuffer counts: the default
+	// bounds that to 112 MiB.
 	MaxFlows int
 	// IdleTimeout ends a connection that has sent nothing for this long,
 	// in packet time (never wall-clock time, so replays behave like live
@@ -34,7 +39,7 @@ var DefaultAssemblerOptions = AssemblerOptions{
 	MaxFlowBuffer: 256 << 10,
 	MaxBuffer:     128 << 20,
 	MaxLine:       16 << 10,
-	MaxFlows:      1 << 20,
+	MaxFlows:      256 << 10,
 	IdleTimeout:   2 * time.Minute,
 	GapTimeout:    2 * time.Second,
 }
@@ -112,8 +117,16 @@ type half struct {
 	oooBytes int
 	gapSince int64
 	parser   *reqParser
-	lineCap  int // bytes of the parser's line buffer counted in the total
+	lineCap  int // capacity of the parser's buffers, counted in the total
 }
+
+// FlowCost is the fixed bytes a tracked direction takes (its struct, its
+// parser and its map entry, rounded up), bounded by MaxFlows.
+const FlowCost = int(unsafe.Sizeof(half{})+unsafe.Sizeof(flowKey{})+unsafe.Sizeof(reqParser{})) + 16
+
+// held is the bytes counted for h against the caps: out-of-order segments
+// and the parser's buffers, by capacity.
+func (h *half) held() int { return h.oooBytes + h.lineCap }
 
 type segment struct {
 	seq  uint32

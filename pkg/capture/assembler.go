@@ -15,12 +15,14 @@ type Assembler struct {
 	opts  AssemblerOptions
 	emit  func(*Request)
 	flows map[flowKey]*half
-	free  [][]byte // buffers of delivered out-of-order segments, for reuse
+	free  [][]byte // small buffers of delivered out-of-order segments, for reuse
 
-	buffered  int   // out-of-order and partial-line bytes, all flows
+	buffered  int   // every byte held, all flows: see Buffered
 	now       int64 // latest packet time, ns
 	lastSweep int64
 	cur       *half // the half whose bytes are being parsed
+	busy      *half // the half being worked on, nil between calls: dropped after a panic
+	peakFlows int   // most entries a.flows has had since it was made
 	req       Request
 	url       []byte
 
@@ -38,8 +40,11 @@ func NewAssembler(opts *AssemblerOptions, emit func(*Request)) *Assembler {
 	return a
 }
 
-// Buffered returns the bytes held for out-of-order segments and partial
-// lines.
+// Buffered returns the bytes held for all connections: out-of-order
+// segments, partial lines, request lines and Host values waiting for the
+// end of their headers, and capacity kept for the next ones (the buffers'
+// capacity, not only their length). It never exceeds MaxBuffer after Add
+// returns. Each tracked direction takes FlowCost bytes more.
 func (a *Assembler) Buffered() int { return a.buffered }
 
 // Flows returns the number of connection directions tracked.
@@ -47,6 +52,11 @@ func (a *Assembler) Flows() int { return len(a.flows) }
 
 // Add takes one TCP segment captured at time ts.
 func (a *Assembler) Add(ts time.Time, s *Segment) {
+	a.add(ts, s)
+	a.busy = nil
+}
+
+func (a *Assembler) add(ts time.Time, s *Segment) {
 	now := ts.UnixNano()
 	if now > a.now {
 		a.now = now
@@ -75,7 +85,9 @@ func (a *Assembler) Add(ts time.Time, s *Segment) {
 		}
 		h = &half{key: key}
 		a.flows[key] = h
+		a.peakFlows = max(a.peakFlows, len(a.flows))
 	}
+	a.busy = h
 	h.lastSeen = now
 	if s.SYN {
 		a.syn(h, s)
@@ -109,7 +121,7 @@ func (a *Assembler) syn(h *half, s *Segment) {
 
 func (a *Assembler) finOnly(h *half, s *Segment) {
 	if s.FIN {
-		delete(a.flows, h.key) // servers hold nothing
+		a.remove(h) // servers hold nothing but their half
 	}
 }
 
@@ -134,7 +146,7 @@ func (a *Assembler) data(h *half, seq uint32, payload []byte) {
 	}
 	d := seqDiff(seq, h.next)
 	if d > 0 { // a hole before it: hold it, or give up on the first hole
-		if h.oooBytes+len(payload) <= a.opts.MaxFlowBuffer && a.buffered+len(payload) <= a.opts.MaxBuffer {
+		if n := heldSize(len(payload)); h.oooBytes+h.lineCap+n <= a.opts.MaxFlowBuffer && a.buffered+n <= a.opts.MaxBuffer {
 			a.hold(h, seq, payload)
 			return
 		}
@@ -162,8 +174,11 @@ func (a *Assembler) deliver(h *half, b []byte) {
 	h.next += uint32(len(b))
 	p := a.parserOf(h)
 	a.cur = h
+	// What the parser may hold, in capacity: it drops (and counts) a line
+	// or request that would need more, without allocating for it.
+	p.budget = min(a.opts.MaxFlowBuffer-h.oooBytes, a.opts.MaxBuffer-a.buffered+h.lineCap)
 	p.feed(b, a.onRequest)
-	a.accountLine(h)
+	a.account(h)
 }
 
 func (a *Assembler) parserOf(h *half) *reqParser {
@@ -173,18 +188,25 @@ func (a *Assembler) parserOf(h *half) *reqParser {
 	return h.parser
 }
 
-// accountLine keeps the partial-line bytes of h in the total, dropping the
-// partial line when the total is over its cap.
-func (a *Assembler) accountLine(h *half) {
+// account brings the parser buffers of h (a partial line, a request line
+// and Host waiting for the end of the headers, and capacity kept for the
+// next ones) into the totals. Over the flow's or the total cap, what the
+// parser holds is dropped, counted, and the flow resynchronises at its
+// next request line; the buffers are released.
+func (a *Assembler) account(h *half) {
 	p := h.parser
+	a.Stats.Overflows += p.overflows
+	p.overflows = 0
 	n := cap(p.line) + cap(p.req)
 	a.buffered += n - h.lineCap
 	h.lineCap = n
-	if a.buffered > a.opts.MaxBuffer && len(p.line) > 0 {
-		a.Stats.Overflows++
-		p.gap(-1)
+	if n > 0 && (h.oooBytes+n > a.opts.MaxFlowBuffer || a.buffered > a.opts.MaxBuffer) {
+		if p.holding() {
+			a.Stats.Overflows++
+			p.gap(-1)
+		}
 		p.line, p.req = nil, nil
-		a.buffered -= h.lineCap
+		a.buffered -= n
 		h.lineCap = 0
 	}
 }
@@ -192,6 +214,9 @@ func (a *Assembler) accountLine(h *half) {
 func (a *Assembler) onRequest(r *request) {
 	h := a.cur
 	a.url = appendURL(a.url[:0], r, h.key.dst)
+	if testHooks {
+		testPanic(a.url)
+	}
 	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Method: r.method, URL: a.url}
 	a.Stats.Requests++
 	a.emit(&a.req)
@@ -211,23 +236,34 @@ func (a *Assembler) hold(h *half, seq uint32, payload []byte) {
 	if h.oooBytes == 0 {
 		h.gapSince = a.now
 	}
-	h.oooBytes += len(payload)
-	a.buffered += len(payload)
+	h.oooBytes += cap(buf)
+	a.buffered += cap(buf)
 }
 
+// Out-of-order segments are copied into buffers of smallBuf bytes (reused)
+// or, when longer, of their own length; what is counted is the capacity.
+const (
+	smallBuf = 2048
+	maxFree  = 1024 // small buffers kept for reuse: 2 MiB
+)
+
+// heldSize is the bytes a held copy of an n-byte payload takes.
+func heldSize(n int) int { return max(n, smallBuf) }
+
 func (a *Assembler) buffer(n int) []byte {
-	for i := len(a.free) - 1; i >= 0 && i >= len(a.free)-8; i-- {
-		if b := a.free[i]; cap(b) >= n {
-			a.free[i] = a.free[len(a.free)-1]
-			a.free = a.free[:len(a.free)-1]
-			return b[:n]
-		}
+	if n > smallBuf {
+		return make([]byte, n)
 	}
-	return make([]byte, n, max(n, 2048))
+	if k := len(a.free); k > 0 {
+		b := a.free[k-1]
+		a.free = a.free[:k-1]
+		return b[:n]
+	}
+	return make([]byte, n, smallBuf)
 }
 
 func (a *Assembler) release(b []byte) {
-	if len(a.free) < 4096 {
+	if cap(b) == smallBuf && len(a.free) < maxFree {
 		a.free = append(a.free, b[:0])
 	}
 }
@@ -241,8 +277,8 @@ func (a *Assembler) drain(h *half) {
 			break
 		}
 		h.ooo = h.ooo[1:]
-		h.oooBytes -= len(s.data)
-		a.buffered -= len(s.data)
+		h.oooBytes -= cap(s.data)
+		a.buffered -= cap(s.data)
 		if -d < int64(len(s.data)) {
 			a.deliver(h, s.data[-d:])
 		}
@@ -273,20 +309,23 @@ func (a *Assembler) maybeFinish(h *half) {
 // closeHalf delivers what is held (skipping holes), ends the parser and
 // forgets the half.
 func (a *Assembler) closeHalf(h *half) {
+	a.busy = h
 	for len(h.ooo) > 0 {
 		a.skipGap(h, h.ooo[0].seq)
 		a.drain(h)
 	}
 	a.closeParser(h)
-	delete(a.flows, h.key)
+	a.remove(h)
 }
 
+// closeParser ends the parser's stream and releases its buffers.
 func (a *Assembler) closeParser(h *half) {
-	if h.parser != nil {
+	if p := h.parser; p != nil {
 		a.cur = h
-		h.parser.close(a.onRequest)
-		a.Stats.ParseErrors += h.parser.errors
-		h.parser.errors = 0
+		p.close(a.onRequest)
+		a.Stats.ParseErrors += p.errors
+		p.errors = 0
+		p.line, p.req = nil, nil
 		a.buffered -= h.lineCap
 		h.lineCap = 0
 	}
@@ -294,10 +333,39 @@ func (a *Assembler) closeParser(h *half) {
 
 func (a *Assembler) dropOOO(h *half) {
 	for _, s := range h.ooo {
-		a.buffered -= len(s.data)
+		a.buffered -= cap(s.data)
 		a.release(s.data)
 	}
 	h.ooo, h.oooBytes = nil, 0
+}
+
+// remove forgets h and everything counted for it.
+func (a *Assembler) remove(h *half) {
+	a.buffered -= h.held()
+	h.ooo, h.oooBytes, h.lineCap = nil, 0, 0
+	if h.parser != nil {
+		h.parser.line, h.parser.req = nil, nil
+	}
+	delete(a.flows, h.key)
+}
+
+// dropBusy forgets the half that was being worked on when a panic
+// interrupted the Assembler, whatever state it was left in, and recounts
+// the bytes held from the halves that remain. It returns the dropped
+// half's key. Its buffers are left to the garbage collector.
+func (a *Assembler) dropBusy() (src, dst string, ok bool) {
+	h := a.busy
+	a.busy, a.cur = nil, nil
+	if h == nil || a.flows[h.key] != h {
+		return "", "", false
+	}
+	delete(a.flows, h.key)
+	n := 0
+	for _, o := range a.flows {
+		n += o.held()
+	}
+	a.buffered = n
+	return h.key.src.String(), h.key.dst.String(), true
 }
 
 // sweep expires idle connections and gives up on old holes.
@@ -309,11 +377,27 @@ func (a *Assembler) sweep() {
 		case a.now-h.lastSeen >= idle:
 			a.closeHalf(h)
 		case len(h.ooo) > 0 && a.now-h.gapSince >= gap:
+			a.busy = h
 			a.skipGap(h, h.ooo[0].seq)
 			a.drain(h)
 			a.maybeFinish(h)
 		}
 	}
+	a.shrink()
+}
+
+// shrink replaces the flow map when it holds a quarter or less of its
+// peak: a Go map keeps its memory when entries are deleted, and a flood
+// of connections that ended would otherwise hold it for good.
+func (a *Assembler) shrink() {
+	if a.peakFlows < 1024 || len(a.flows) > a.peakFlows/4 {
+		return
+	}
+	m := make(map[flowKey]*half, len(a.flows))
+	for k, h := range a.flows {
+		m[k] = h
+	}
+	a.flows, a.peakFlows = m, len(m)
 }
 
 // Flush ends every connection, as at the end of the input: held segments
@@ -323,6 +407,8 @@ func (a *Assembler) Flush() {
 	for _, h := range a.flows {
 		a.closeHalf(h)
 	}
+	a.busy = nil
+	a.shrink()
 	a.collectErrors()
 }
 

@@ -24,6 +24,7 @@ type Stats struct {
 	Fragments    uint64 // IPv4 fragments (not reassembled)
 	DecodeErrors uint64 // malformed frames
 	KernelDrops  uint64 // frames the kernel dropped (live sources)
+	Panics       uint64 // panics recovered from: the packet skipped, its connection dropped
 	Assembler    AssemblerStats
 }
 
@@ -37,6 +38,14 @@ type Engine struct {
 	pkt   Packet
 	stats Stats
 
+	panicked bool   // a panic was recovered from
+	panicAt  uint64 // stats.Packets at the last one
+
+	// Name, when set, starts the position of a PanicError ("eth1: packet
+	// 12"); for a FileSource the position already names the file.
+	Name string
+	// OnPanic, when set, is called with every panic Run recovers from.
+	OnPanic func(*PanicError)
 	// LastError is the last malformed frame's error, for diagnostics.
 	LastError error
 	// Idle, when set, is called when a live source had no frame within
@@ -90,35 +99,25 @@ func (e *Engine) Packet(p *Packet) {
 // the connections still open. It returns src's error (nil at the end of
 // the input, ctx's error when it is done); what came before has been
 // processed and reported either way.
+//
+// A panic while a packet is processed (in decoding, reassembly, parsing or
+// emit) does not end the run: it is counted (Stats.Panics), reported to
+// OnPanic with the packet's position, the connection being worked on is
+// dropped, and the run goes on with the next packet. Only a source that
+// panics twice without yielding a packet in between ends the run, with the
+// PanicError. The recovery sits around the loop, not in it: it costs
+// nothing per packet.
 func (e *Engine) Run(ctx context.Context, src Source) error {
 	var err error
-	for n := 0; ; n++ {
-		if n&1023 == 0 {
-			if err = ctx.Err(); err != nil {
-				break
-			}
-			if n&4095 == 0 && e.Tick != nil {
-				e.Tick()
-			}
-		}
-		if err = src.Next(&e.pkt); errors.Is(err, ErrNoPacket) {
-			if e.Idle != nil {
-				e.Idle()
-			}
-			if e.Tick != nil {
-				e.Tick()
-			}
-			if err = ctx.Err(); err != nil {
-				break
-			}
-			continue
-		} else if err != nil {
+	for {
+		var ok bool
+		if err, ok = e.runSafely(ctx, src); ok {
 			break
 		}
-		e.Packet(&e.pkt)
 	}
 	e.stats.KernelDrops = src.Drops()
-	e.asm.Flush()
+	for !e.flushSafely(src) {
+	}
 	if e.Tick != nil {
 		e.Tick()
 	}
@@ -126,6 +125,60 @@ func (e *Engine) Run(ctx context.Context, src Source) error {
 		return nil
 	}
 	return err
+}
+
+// runSafely runs the loop until it ends (ok) or a packet panics.
+func (e *Engine) runSafely(ctx context.Context, src Source) (err error, ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			if perr, stuck := e.recovered(v, src, false); stuck {
+				err, ok = perr, true
+			}
+		}
+	}()
+	return e.loop(ctx, src), true
+}
+
+// flushSafely flushes the open connections; a panic drops the connection
+// being flushed, and reports false so that the rest are flushed again
+// (each retry has one connection fewer: it ends).
+func (e *Engine) flushSafely(src Source) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			perr, _ := e.recovered(v, src, true)
+			ok = perr.Flow == "" // nothing dropped: no progress to retry with
+		}
+	}()
+	e.asm.Flush()
+	return true
+}
+
+func (e *Engine) loop(ctx context.Context, src Source) error {
+	for n := 0; ; n++ {
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if n&4095 == 0 && e.Tick != nil {
+				e.Tick()
+			}
+		}
+		if err := src.Next(&e.pkt); errors.Is(err, ErrNoPacket) {
+			if e.Idle != nil {
+				e.Idle()
+			}
+			if e.Tick != nil {
+				e.Tick()
+			}
+			if err = ctx.Err(); err != nil {
+				return err
+			}
+			continue
+		} else if err != nil {
+			return err
+		}
+		e.Packet(&e.pkt)
+	}
 }
 
 // Stats returns the counts so far.

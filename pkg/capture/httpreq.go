@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"math"
 )
 
 // reqParser finds HTTP/1.x requests in one client-to-server byte stream,
@@ -25,9 +26,11 @@ type reqParser struct {
 	bodyLeft int64
 	junk     bool // inside a run of junk lines (counted once)
 	r        request
+	budget   int // most bytes line and req may hold together, in capacity
 
 	// counters, read by the assembler
-	errors uint64
+	errors    uint64
+	overflows uint64 // lines or requests dropped for the budget
 }
 
 type parseState uint8
@@ -44,6 +47,10 @@ const (
 
 const maxHeaderBytes = 64 << 10
 
+// keepCap is the largest buffer capacity a parser keeps for the next
+// request once a long line or request is done with.
+const keepCap = 4 << 10
+
 // request is what the parser hands to emit; its slices alias the parser's
 // buffer and are valid only during the call.
 type request struct {
@@ -52,7 +59,22 @@ type request struct {
 	minor                byte
 }
 
-func newReqParser(maxLine int) *reqParser { return &reqParser{maxLine: maxLine} }
+func newReqParser(maxLine int) *reqParser { return &reqParser{maxLine: maxLine, budget: math.MaxInt} }
+
+// fits reports whether buf (p.line or p.req) can hold n bytes within the
+// budget: growing it takes a new array of about n bytes.
+func (p *reqParser) fits(buf []byte, n int) bool {
+	return n <= cap(buf) || n+cap(p.line)+cap(p.req)-cap(buf) <= p.budget
+}
+
+// overBudget drops what the parser holds, for the memory caps: the line
+// being kept and the request whose headers had not ended. The stream
+// resynchronises at the next request line.
+func (p *reqParser) overBudget() {
+	p.overflows++
+	p.state, p.junk = stRequest, true
+	p.line, p.req = nil, nil
+}
 
 // feed parses data, calling emit for every request whose header section
 // ends in it.
@@ -93,9 +115,16 @@ func (p *reqParser) feed(data []byte, emit func(*request)) {
 				p.lineTooLong()
 				continue
 			}
+			if !p.fits(p.line, len(p.line)+len(line)) {
+				p.overBudget()
+				continue
+			}
 			p.line = append(p.line, line...)
 			line = p.line
 			p.line = p.line[:0] // line stays valid until the next keep
+			if cap(p.line) > keepCap {
+				p.line = nil
+			}
 		}
 		if len(line) > p.maxLine {
 			p.lineTooLong()
@@ -116,6 +145,11 @@ func (p *reqParser) keep(data []byte) {
 	if len(p.line)+len(data) > p.maxLine {
 		p.overflow = true
 		p.line = p.line[:0]
+		return
+	}
+	if !p.fits(p.line, len(p.line)+len(data)) {
+		p.overBudget()
+		p.overflow = true // the rest of the line is dropped too
 		return
 	}
 	p.line = append(p.line, data...)
@@ -148,8 +182,12 @@ func (p *reqParser) handle(line []byte, emit func(*request)) {
 		if len(line) == 0 {
 			return // stray CRLF between requests
 		}
-		if !p.requestLine(line) {
+		switch p.requestLine(line) {
+		case lineJunk:
 			p.junkLine()
+			return
+		case lineOverBudget:
+			p.overBudget()
 			return
 		}
 		p.junk = false
@@ -193,6 +231,9 @@ func (p *reqParser) handle(line []byte, emit func(*request)) {
 
 func (p *reqParser) endHeaders(emit func(*request)) {
 	p.emit(emit)
+	if cap(p.req) > keepCap {
+		p.req = nil
+	}
 	switch {
 	case p.chunked:
 		p.state = stChunkSize
@@ -211,36 +252,47 @@ func (p *reqParser) emit(emit func(*request)) {
 	emit(&p.r)
 }
 
+type lineKind uint8
+
+const (
+	lineRequest    lineKind = iota
+	lineJunk                // not a request line
+	lineOverBudget          // a request line the memory caps leave no room for
+)
+
 // requestLine parses "METHOD SP target SP HTTP/1.x" into p.req.
-func (p *reqParser) requestLine(line []byte) bool {
+func (p *reqParser) requestLine(line []byte) lineKind {
 	sp := bytes.IndexByte(line, ' ')
 	if sp <= 0 || sp > 32 {
-		return false
+		return lineJunk
 	}
 	for _, c := range line[:sp] {
 		if !isTchar(c) {
-			return false
+			return lineJunk
 		}
 	}
 	rest := line[sp+1:]
 	sp2 := bytes.LastIndexByte(rest, ' ')
 	if sp2 <= 0 {
-		return false
+		return lineJunk
 	}
 	target, ver := rest[:sp2], rest[sp2+1:]
 	if len(ver) != 8 || string(ver[:7]) != "HTTP/1." || ver[7] < '0' || ver[7] > '9' {
-		return false
+		return lineJunk
 	}
 	for _, c := range target {
 		if c <= ' ' || c == 0x7f {
-			return false
+			return lineJunk
 		}
+	}
+	if !p.fits(p.req, sp+len(target)) {
+		return lineOverBudget
 	}
 	p.req = append(append(p.req[:0], line[:sp]...), target...)
 	p.method, p.target, p.host = sp, sp+len(target), sp+len(target)
 	p.version = ver[7] - '0'
 	p.hasHost, p.chunked, p.bodyLeft, p.hdrBytes = false, false, 0, 0
-	return true
+	return lineRequest
 }
 
 func (p *reqParser) header(line []byte) {
@@ -252,6 +304,10 @@ func (p *reqParser) header(line []byte) {
 	switch {
 	case equalFold(name, "host"):
 		if !p.hasHost {
+			if !p.fits(p.req, p.target+len(value)) {
+				p.overBudget()
+				return
+			}
 			p.req = append(p.req[:p.target], value...)
 			p.host = len(p.req)
 			p.hasHost = true
@@ -268,6 +324,12 @@ func (p *reqParser) header(line []byte) {
 			p.chunked = true
 		}
 	}
+}
+
+// holding reports whether the parser holds bytes it still needs: a partial
+// line, or a request whose headers have not ended.
+func (p *reqParser) holding() bool {
+	return len(p.line) > 0 || p.state == stHeaders
 }
 
 // gap tells the parser that n bytes of the stream were lost (n < 0:

@@ -76,6 +76,9 @@ var (
 	descParseErr = srcDesc("parse_errors_total", "HTTP parse errors (junk runs, bad framing).")
 	descGaps     = srcDesc("reassembly_gaps_total", "Holes in TCP streams given up on.")
 	descDrops    = srcDesc("kernel_drops_total", "Frames the kernel dropped (ring full).")
+	descPanics   = srcDesc("panics_total", "Panics recovered from while processing a packet (the packet skipped, its connection dropped).")
+	descOverflow = srcDesc("buffer_overflows_total", "Times a reassembly buffer cap forced held bytes to be dropped.")
+	descDenied   = srcDesc("segments_denied_total", "Segments of new connections ignored because the flow or buffer cap was reached.")
 	descUp       = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
 	descFill     = prometheus.NewDesc("urldedupd_fill_ratio", "Fraction of the 2^32 bits set: the chance a new URL is reported as a duplicate.", nil, nil)
 	descDistinct = prometheus.NewDesc("urldedupd_estimated_distinct_urls", "Distinct URLs recorded, by linear counting.", nil, nil)
@@ -97,7 +100,7 @@ type collector struct {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPackets, descBytes, descRequests, descNew, descDup, descParseErr,
-		descGaps, descDrops, descUp, descFill, descDistinct, descBitsSet} {
+		descGaps, descDrops, descPanics, descOverflow, descDenied, descUp, descFill, descDistinct, descBitsSet} {
 		ch <- d
 	}
 }
@@ -117,6 +120,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descParseErr, st.Assembler.ParseErrors)
 		counter(descGaps, st.Assembler.Gaps)
 		counter(descDrops, st.KernelDrops)
+		counter(descPanics, st.Panics)
+		counter(descOverflow, st.Assembler.Overflows)
+		counter(descDenied, st.Assembler.SegmentsDenied)
 		up := 0.0
 		if s.up.Load() {
 			up = 1

@@ -46,6 +46,10 @@ func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algo
 	alog := audit.New(dec, signature.NewSigner(f, m), events, audit.NewJSON, false, &audit.Options{InFlight: inFlight})
 	alog.OnError = func(error) { cancel() }
 	eng := capture.NewEngine(opts, alog.Request)
+	eng.Name = s.cfg.Iface
+	eng.OnPanic = func(p *capture.PanicError) {
+		log.Error("capture recovered from a panic; capture goes on", "iface", s.cfg.Iface, "err", p, "stack", string(p.Stack))
+	}
 	eng.Idle = func() { alog.Flush(); _ = events.Flush() }
 	eng.Tick = func() {
 		st := eng.Stats()

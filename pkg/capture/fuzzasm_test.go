@@ -1,0 +1,167 @@
+package capture
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fuzzSeg is one segment of FuzzAssembler's input, encoded in 8 bytes
+// followed by its payload:
+//
+//	flags   bit 0 server to client, 1 SYN, 2 ACK, 3 FIN, 4 RST,
+//	        5 seq relative to the connection's ISN (else absolute),
+//	        6 payload from fuzzSnippets (else the next len bytes)
+//	conn    connection (mod 4)
+//	seq     4 bytes, big endian
+//	dt      time step in 100 ms
+//	len     payload length, or snippet index
+type fuzzSeg struct {
+	flags, conn byte
+	seq         uint32
+	dt, n       byte
+	payload     string
+}
+
+const (
+	fzServer = 1 << iota
+	fzSYN
+	fzACK
+	fzFIN
+	fzRST
+	fzRel
+	fzSnippet
+)
+
+var fuzzSnippets = []string{
+	"GET / HTTP/1.1\r\nHost: f.example\r\n\r\n",
+	"GET /a HTTP/1.1\r\n",
+	"Host: h.example\r\n",
+	"\r\n",
+	"POST /p HTTP/1.1\r\nHost: f.example\r\nContent-Length: 5\r\n\r\n",
+	"POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+	"HTTP/1.1 200 OK\r\n\r\n",
+	"GET /" + strings.Repeat("x", 300) + " HTTP/1.1\r\n",
+	"Host: " + strings.Repeat("h", 300) + "\r\n",
+	strings.Repeat("y", 3000),
+	"X-Pad: " + strings.Repeat("z", 200) + "\r\n",
+}
+
+func (s fuzzSeg) encode() []byte {
+	b := []byte{s.flags, s.conn, 0, 0, 0, 0, s.dt, s.n}
+	binary.BigEndian.PutUint32(b[2:], s.seq)
+	if s.flags&fzSnippet == 0 {
+		b[7] = byte(len(s.payload))
+		b = append(b, s.payload...)
+	}
+	return b
+}
+
+func fuzzInput(segs ...fuzzSeg) []byte {
+	var b []byte
+	for _, s := range segs {
+		b = append(b, s.encode()...)
+	}
+	return b
+}
+
+// FuzzAssembler feeds the reassembler arbitrary sequences of segments of
+// four connections (direction, flags, sequence numbers, payloads, time
+// steps), with caps small enough to be reached, and checks after every
+// segment that nothing panics, the bytes counted are the bytes held (by a
+// recount), never negative nor over MaxBuffer, no flow holds more than
+// MaxFlowBuffer, and every URL reported is absolute; after Flush nothing is
+// held or tracked.
+func FuzzAssembler(f *testing.F) {
+	isn := func(v uint32) []fuzzSeg { // a handshake at isn v, for conn 0
+		return []fuzzSeg{{flags: fzSYN, seq: v}, {flags: fzServer | fzSYN | fzACK, seq: 7}}
+	}
+	req := "GET /w HTTP/1.1\r\nHost: h\r\n\r\n"
+	far := func(v uint32, off uint32) []byte { // a request, then a segment off past the next byte
+		segs := append(isn(v), fuzzSeg{flags: fzACK, seq: v + 1, payload: req},
+			fuzzSeg{flags: fzACK, seq: v + 1 + uint32(len(req)) + off, payload: req},
+			fuzzSeg{flags: fzACK, seq: v + 1 + uint32(len(req)), payload: req})
+		return fuzzInput(segs...)
+	}
+	for _, v := range []uint32{0, 1, 1<<31 - 1, 1 << 31, 1<<32 - 2, 1<<32 - 1} {
+		f.Add(far(v, 1<<31))   // the pair that once panicked
+		f.Add(far(v, 1<<32-1)) // just before: 2^32 apart from the next byte
+		f.Add(far(v, 1<<31-1))
+	}
+	f.Add(fuzzInput(fuzzSeg{flags: fzACK, seq: 1<<32 - 10, payload: "GET /wrap HTTP/1.1\r\nHost: h\r\n\r\n"}))
+	f.Add(fuzzInput(fuzzSeg{flags: fzSYN | fzRel, conn: 1}, fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 1, seq: 1, n: 7},
+		fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 1, seq: 500, n: 9}, fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 1, seq: 4000, n: 9, dt: 30},
+		fuzzSeg{flags: fzRST, conn: 1}))
+	f.Add(fuzzInput(fuzzSeg{flags: fzSYN | fzRel, conn: 2}, fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 2, seq: 1, n: 5},
+		fuzzSeg{flags: fzACK | fzRel | fzFIN | fzSnippet, conn: 2, seq: 1 + uint32(len(fuzzSnippets[5])), n: 0}))
+	opts := AssemblerOptions{MaxFlowBuffer: 4096, MaxBuffer: 8192, MaxLine: 256, MaxFlows: 6,
+		IdleTimeout: 5 * time.Second, GapTimeout: time.Second}
+	srvAddr := netip.MustParseAddrPort("192.0.2.1:80")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a := NewAssembler(&opts, func(r *Request) {
+			if !strings.HasPrefix(string(r.URL), "http://") {
+				t.Fatalf("URL %q", r.URL)
+			}
+		})
+		ts := t0
+		var isns [4]uint32
+		for i := 0; len(data) >= 8 && i < 1000; i++ {
+			flags, conn, seq, dt, n := data[0], data[1]&3, binary.BigEndian.Uint32(data[2:]), data[6], int(data[7])
+			data = data[8:]
+			var payload []byte
+			if flags&fzSnippet != 0 {
+				payload = []byte(fuzzSnippets[n%len(fuzzSnippets)])
+			} else {
+				n = min(n, len(data))
+				payload, data = data[:n], data[n:]
+			}
+			if flags&fzSYN != 0 && flags&fzRel == 0 {
+				isns[conn] = seq
+			}
+			if flags&fzRel != 0 {
+				seq += isns[conn]
+			}
+			cl := netip.AddrPortFrom(netip.MustParseAddr("192.0.2.10"), 40000+uint16(conn))
+			s := &Segment{Src: cl, Dst: srvAddr, Seq: seq, SYN: flags&fzSYN != 0, ACK: flags&fzACK != 0,
+				FIN: flags&fzFIN != 0, RST: flags&fzRST != 0, Payload: payload}
+			if flags&fzServer != 0 {
+				s.Src, s.Dst = s.Dst, s.Src
+			}
+			ts = ts.Add(time.Duration(dt) * 100 * time.Millisecond)
+			a.Add(ts, s)
+			checkHeld(t, a)
+		}
+		a.Flush()
+		if a.Buffered() != 0 || a.Flows() != 0 {
+			t.Fatalf("after Flush: %d bytes held, %d flows", a.Buffered(), a.Flows())
+		}
+	})
+}
+
+// checkHeld checks the assembler's accounting against a recount.
+func checkHeld(t *testing.T, a *Assembler) {
+	t.Helper()
+	n := 0
+	for _, h := range a.flows {
+		if h.oooBytes < 0 || h.lineCap < 0 || h.oooBytes+h.lineCap > a.opts.MaxFlowBuffer {
+			t.Fatalf("a flow holds %d out-of-order and %d parser bytes (cap %d)", h.oooBytes, h.lineCap, a.opts.MaxFlowBuffer)
+		}
+		ooo := 0
+		for _, s := range h.ooo {
+			ooo += cap(s.data)
+		}
+		line := 0
+		if h.parser != nil {
+			line = cap(h.parser.line) + cap(h.parser.req)
+		}
+		if ooo != h.oooBytes || line != h.lineCap {
+			t.Fatalf("a flow counts %d+%d bytes, holds %d+%d", h.oooBytes, h.lineCap, ooo, line)
+		}
+		n += h.held()
+	}
+	if b := a.Buffered(); b != n || b < 0 || b > a.opts.MaxBuffer {
+		t.Fatalf("Buffered %d, recount %d, cap %d", b, n, a.opts.MaxBuffer)
+	}
+}
