@@ -105,6 +105,12 @@ func (s *FileSource) SkippedRecords() uint64 {
 // MaxRecord returns the largest record taken, in bytes.
 func (s *FileSource) MaxRecord() int { return s.maxRecord }
 
+// Position returns the current file and the number of the last packet
+// record read from it, for messages: "FILE: packet N".
+func (s *FileSource) Position() string {
+	return fmt.Sprintf("%s: packet %d", s.name, s.counts.records)
+}
+
 // Drops is always 0 for files.
 func (s *FileSource) Drops() uint64 { return 0 }
 

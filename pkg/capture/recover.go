@@ -35,10 +35,6 @@ type positioner interface {
 	Position() string
 }
 
-// Position returns the current file and the number of the last packet read
-// from it, for messages: "FILE: packet N".
-func (s *FileSource) Position() string { return fmt.Sprintf("%s: packet %d", s.name, s.pkts) }
-
 // recovered handles a panic that ended a run of the packet loop: it counts
 // it, drops the connection being worked on and reports it. It returns the
 // report; stuck is true when no packet was read since the last panic (the
