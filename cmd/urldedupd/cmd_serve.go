@@ -106,21 +106,11 @@ func newLogger(format string) *slog.Logger {
 
 func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error) {
 	log := newLogger(o.logFormat)
-	st, err := openState(g, &shardfile.Options{Create: true, FlushInterval: o.flush})
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, st.Close()) }()
-	events, err := daemon.OpenEventLog(o.events)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, events.Close()) }()
 	cfg := daemon.Config{
 		Capture: capture.Options{Assembler: capture.AssemblerOptions{MaxLine: o.maxLine}},
-		Events:  events, Socket: o.socket, SocketMode: os.FileMode(o.socketMode),
+		Socket:  o.socket, SocketMode: os.FileMode(o.socketMode),
 		Listen: o.listen, AllowRemote: o.allowRemote, Token: o.token,
-		API: api.Options{MaxBatch: o.maxBatch}, Logger: log, InFlight: st.inFlight,
+		API: api.Options{MaxBatch: o.maxBatch}, Logger: log,
 	}
 	if cfg.Socket == "" && g.backend != "" {
 		return usageError(errors.New("with --backend there is no state directory for the socket: give --socket PATH (or none with --listen)"))
@@ -134,19 +124,41 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	for _, i := range o.ifaces {
 		cfg.Sources = append(cfg.Sources, daemon.SourceConfig{Iface: i, BPF: o.bpf})
 	}
+	if o.user != "" {
+		if cfg.SocketOwner, err = daemon.LookupUser(o.user); err != nil {
+			return usageError(err)
+		}
+	}
+	// A configuration that cannot work is refused before the state, the
+	// event log or any socket is opened.
+	if err := cfg.Check(); err != nil {
+		return usageError(err)
+	}
+
+	st, err := openState(g, &shardfile.Options{Create: true, FlushInterval: o.flush})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+	cfg.InFlight = st.inFlight
+	if cfg.Events, err = daemon.OpenEventLog(o.events); err != nil {
+		return err
+	}
 	var local *bitcheck.Set
 	if g.backend == "" {
 		local = st.set
 	}
 	d, err := daemon.New(st, local, st.sync, cfg)
 	if err != nil {
-		return err
+		return errors.Join(err, cfg.Events.Discard())
 	}
-	if o.user != "" {
-		if err := daemon.DropPrivileges(o.user); err != nil {
+	defer func() { err = errors.Join(err, cfg.Events.Close()) }()
+	if u := cfg.SocketOwner; u != nil {
+		if err := daemon.DropPrivileges(u); err != nil {
+			d.Close()
 			return err
 		}
-		log.Info("privileges dropped", "user", o.user)
+		log.Info("privileges dropped", "user", u.Name)
 	}
 	return d.Run(ctx)
 }

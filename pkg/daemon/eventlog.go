@@ -3,6 +3,7 @@ package daemon
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -16,13 +17,19 @@ type EventLog struct {
 	path string // "" or "-": standard output
 	f    *os.File
 	w    *bufio.Writer
+	// created is true when OpenEventLog created the file.
+	created bool
 }
 
 // OpenEventLog opens path for appending ("-" or "": standard output).
 func OpenEventLog(path string) (*EventLog, error) {
 	l := &EventLog{path: path}
+	if l.path != "" && l.path != "-" {
+		_, err := os.Lstat(path)
+		l.created = errors.Is(err, os.ErrNotExist)
+	}
 	if err := l.open(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("daemon: event log: %w", err)
 	}
 	return l, nil
 }
@@ -74,6 +81,16 @@ func (l *EventLog) Close() error {
 	err := l.w.Flush()
 	if l.f != os.Stdout {
 		err = errors.Join(err, l.f.Close())
+	}
+	return err
+}
+
+// Discard closes a log nothing was written to and removes its file if
+// OpenEventLog created it: for a start-up that failed.
+func (l *EventLog) Discard() error {
+	err := l.Close()
+	if l.created {
+		err = errors.Join(err, os.Remove(l.path))
 	}
 	return err
 }
