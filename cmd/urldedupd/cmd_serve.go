@@ -45,7 +45,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.listen, "listen", "", "also serve the API on this TCP address (loopback unless --allow-remote)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow --listen on a non-loopback address (needs --token)")
 	fs.StringVar(&o.token, "token", "", "bearer token the API requires (best set as $URLDEDUPD_TOKEN)")
-	fs.StringVar(&o.user, "user", "", "switch to this user after opening the capture sockets and listeners")
+	fs.StringVar(&o.user, "user", "", "switch to this user after opening the capture sockets and listeners; the socket is given to it and its group")
 	fs.DurationVar(&o.flush, "flush-interval", time.Second, "sync the state to disk this often (what a power loss can take)")
 	fs.IntVar(&o.maxBatch, "max-batch", api.DefaultMaxBatch, "most URLs in one API batch")
 	fs.IntVar(&o.maxLine, "max-line", capture.DefaultAssemblerOptions.MaxLine, "longest request or header line kept, in bytes")
@@ -60,7 +60,9 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 		Long: `Run until SIGINT or SIGTERM:
   - capture from each --iface (with --bpf), writing each request whose URL is
     new to the event log (--events) as a JSON line; SIGHUP reopens the log
-    for logrotate. A source that fails (interface gone) is logged and its
+    for logrotate (if the new file cannot be opened, the old one is kept).
+    A record that cannot be written is counted, and capture goes on. A
+    source that fails (interface gone) is logged and its
     urldedupd_source_up metric drops to 0; the API keeps serving;
   - serve the API over HTTP/1.1 on a Unix socket (--socket, mode 0660) and
     optionally TCP (--listen): POST /v1/check (a batch, text lines or a JSON

@@ -213,6 +213,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer signal.Stop(hup)
 	flush := time.NewTicker(time.Second)
 	defer flush.Stop()
+	var eventsReport eventLogReport
 
 	var err error
 loop:
@@ -222,12 +223,13 @@ loop:
 			break loop
 		case <-hup:
 			if err := d.cfg.Events.Reopen(); err != nil {
-				d.log.Error("reopening the event log", "err", err)
+				d.log.Error("event log not reopened: writing on to the old file; the next SIGHUP tries again", "err", err)
 			} else {
 				d.log.Info("event log reopened")
 			}
-		case <-flush.C:
+		case now := <-flush.C:
 			_ = d.cfg.Events.Flush()
+			eventsReport.check(d.cfg.Events, d.log, now)
 		case e := <-serveErr:
 			if !errors.Is(e, http.ErrServerClosed) {
 				err = e

@@ -77,6 +77,10 @@ var (
 	descGaps     = srcDesc("reassembly_gaps_total", "Holes in TCP streams given up on.")
 	descDrops    = srcDesc("kernel_drops_total", "Frames the kernel dropped (ring full).")
 	descUp       = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
+	descLost     = prometheus.NewDesc("urldedupd_event_log_lost_records_total", "Event records that could not be written (capture went on).", nil, nil)
+	descWriteErr = prometheus.NewDesc("urldedupd_event_log_write_errors_total", "Failed writes to the event log.", nil, nil)
+	descReopen   = prometheus.NewDesc("urldedupd_event_log_reopen_failures_total", "SIGHUPs whose reopen of the event log failed.", nil, nil)
+	descStale    = prometheus.NewDesc("urldedupd_event_log_stale", "1 while the last reopen failed: events go to the file the path had before.", nil, nil)
 	descFill     = prometheus.NewDesc("urldedupd_fill_ratio", "Fraction of the 2^32 bits set: the chance a new URL is reported as a duplicate.", nil, nil)
 	descDistinct = prometheus.NewDesc("urldedupd_estimated_distinct_urls", "Distinct URLs recorded, by linear counting.", nil, nil)
 	descBitsSet  = prometheus.NewDesc("urldedupd_bits_set", "Bits set in the bitmap.", nil, nil)
@@ -97,7 +101,7 @@ type collector struct {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPackets, descBytes, descRequests, descNew, descDup, descParseErr,
-		descGaps, descDrops, descUp, descFill, descDistinct, descBitsSet} {
+		descGaps, descDrops, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
 		ch <- d
 	}
 }
@@ -122,6 +126,17 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			up = 1
 		}
 		ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up, name)
+	}
+	if ev := c.d.cfg.Events; ev != nil {
+		st := ev.Stats()
+		stale := 0.0
+		if st.Stale {
+			stale = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descLost, prometheus.CounterValue, float64(st.Lost))
+		ch <- prometheus.MustNewConstMetric(descWriteErr, prometheus.CounterValue, float64(st.WriteErrors))
+		ch <- prometheus.MustNewConstMetric(descReopen, prometheus.CounterValue, float64(st.ReopenFailures))
+		ch <- prometheus.MustNewConstMetric(descStale, prometheus.GaugeValue, stale)
 	}
 	c.mu.Lock()
 	if time.Since(c.fillTime) > 10*time.Second {

@@ -44,6 +44,9 @@ func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algo
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	alog := audit.New(dec, signature.NewSigner(f, m), events, audit.NewJSON, false, &audit.Options{InFlight: inFlight})
+	// The event log takes every record (it counts those it cannot write),
+	// so only a decision that failed (Redis down) ends the audit log, and
+	// with it this source.
 	alog.OnError = func(error) { cancel() }
 	eng := capture.NewEngine(opts, alog.Request)
 	eng.Idle = func() { alog.Flush(); _ = events.Flush() }
