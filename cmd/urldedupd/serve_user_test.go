@@ -45,22 +45,26 @@ func lookupUser(t *testing.T, name string) (uid, gid int) {
 // /metrics; -1 when it is missing.
 func metric(t *testing.T, c *http.Client, name string) float64 {
 	t.Helper()
-	resp, err := c.Get("http://urldedupd/metrics")
+	v, err := readMetric(c, name)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return v
+}
+
+func readMetric(c *http.Client, name string) (float64, error) {
+	resp, err := c.Get("http://urldedupd/metrics")
+	if err != nil {
+		return 0, err
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("%s: %v", sc.Text(), err)
-			}
-			return f
+			return strconv.ParseFloat(v, 64)
 		}
 	}
-	return -1
+	return -1, sc.Err()
 }
 
 // waitMetric waits, bounded, until a metric has the value wanted.
