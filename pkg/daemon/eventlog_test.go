@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -156,5 +157,57 @@ func TestEventLogWriteAllocs(t *testing.T) {
 			t.Errorf("%s: %v allocations per record", target, n)
 		}
 		l.Close()
+	}
+}
+
+// A write cut short by a full file system leaves part of a record; the
+// next write that succeeds first ends that line, so every later record is
+// a line of its own. Needs root to mount a 3-page tmpfs.
+func TestEventLogTornRecord(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=12k", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("mount: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	filler := filepath.Join(mnt, "filler")
+	if err := os.WriteFile(filler, bytes.Repeat([]byte{'f'}, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(mnt, "events.jsonl")
+	l, err := OpenEventLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rec := func(i int) []byte { return fmt.Appendf(nil, "%099d\n", i) } // 100 bytes
+	for i := range 60 {
+		l.Write(rec(i))
+	}
+	if err := l.Flush(); err != nil { // 6,000 bytes: two pages
+		t.Fatal(err)
+	}
+	for i := 60; i < 100; i++ { // 4,000 more: 2,192 fit in the second page
+		l.Write(rec(i))
+	}
+	if err := l.Flush(); err == nil {
+		t.Fatal("a write past the tmpfs's last page did not fail")
+	}
+	// 21 whole records fit, and 92 bytes of the 22nd: it and the 18 after
+	// it are lost.
+	if st := l.Stats(); st.Lost != 19 || !st.Failing {
+		t.Fatalf("after the cut write: %+v", st)
+	}
+	os.Remove(filler)
+	l.Write(rec(100))
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, path)
+	want := func(i int) string { return strings.TrimSpace(string(rec(i))) }
+	if len(lines) != 83 || lines[80] != want(80) || lines[81] != want(81)[:92] || lines[82] != want(100) {
+		t.Fatalf("%d lines, from the 80th: %q", len(lines), lines[80:])
 	}
 }
