@@ -76,6 +76,7 @@ var (
 	descParseErr = srcDesc("parse_errors_total", "HTTP parse errors (junk runs, bad framing).")
 	descGaps     = srcDesc("reassembly_gaps_total", "Holes in TCP streams given up on.")
 	descDrops    = srcDesc("kernel_drops_total", "Frames the kernel dropped (ring full).")
+	descPanics   = srcDesc("panics_total", "Panics while reading or handling a frame: each dropped the source's open connections, and capture went on.")
 	descUp       = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
 	descLost     = prometheus.NewDesc("urldedupd_event_log_lost_records_total", "Event records that could not be written (capture went on).", nil, nil)
 	descWriteErr = prometheus.NewDesc("urldedupd_event_log_write_errors_total", "Failed writes to the event log.", nil, nil)
@@ -101,7 +102,7 @@ type collector struct {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPackets, descBytes, descRequests, descNew, descDup, descParseErr,
-		descGaps, descDrops, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
+		descGaps, descDrops, descPanics, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
 		ch <- d
 	}
 }
@@ -121,6 +122,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descParseErr, st.Assembler.ParseErrors)
 		counter(descGaps, st.Assembler.Gaps)
 		counter(descDrops, st.KernelDrops)
+		counter(descPanics, s.panics.Load())
 		up := 0.0
 		if s.up.Load() {
 			up = 1

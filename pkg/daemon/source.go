@@ -2,9 +2,12 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/urldedupd/urldedupd/pkg/audit"
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
@@ -20,11 +23,13 @@ type SourceConfig struct {
 
 // source runs one live capture and publishes its figures for metrics.
 type source struct {
-	cfg  SourceConfig
-	live *capture.LiveSource
-	up   atomic.Bool
+	cfg    SourceConfig
+	live   capture.Source
+	up     atomic.Bool
+	panics atomic.Uint64 // engines restarted after a panic
 
 	mu     sync.Mutex
+	base   capture.Stats // summed figures of engines that panicked
 	stats  capture.Stats
 	counts audit.Counts
 }
@@ -36,8 +41,23 @@ func (s *source) snapshot() (capture.Stats, audit.Counts) {
 	return s.stats, s.counts
 }
 
+// publish makes an engine's figures, on top of those of the engines before
+// it, the source's.
+func (s *source) publish(st capture.Stats, cnt audit.Counts) {
+	s.mu.Lock()
+	s.stats, s.counts = addStats(s.base, st), cnt
+	s.mu.Unlock()
+}
+
+// crashReportEvery is the least time between two log lines about panics
+// of one source.
+const crashReportEvery = 10 * time.Second
+
 // run captures until ctx ends or the source fails; a failure is logged and
-// marks the source down, and the daemon goes on serving.
+// marks the source down, and the daemon goes on serving. A panic while a
+// frame is read or handled does not end the capture: the source's engine
+// (its reassembly state: every connection it tracks) is dropped, the panic
+// counted and logged, and a new engine goes on with the next frame.
 func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algorithm, m signature.Mode,
 	events *EventLog, opts *capture.Options, inFlight int, log *slog.Logger) {
 	defer s.live.Close()
@@ -48,17 +68,33 @@ func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algo
 	// so only a decision that failed (Redis down) ends the audit log, and
 	// with it this source.
 	alog.OnError = func(error) { cancel() }
-	eng := capture.NewEngine(opts, alog.Request)
-	eng.Idle = func() { alog.Flush(); _ = events.Flush() }
-	eng.Tick = func() {
-		st := eng.Stats()
-		s.mu.Lock()
-		s.stats, s.counts = st, alog.Counts
-		s.mu.Unlock()
-	}
 	s.up.Store(true)
 	log.Info("capture started", "iface", s.cfg.Iface, "bpf", s.cfg.BPF)
-	runErr := eng.Run(ctx, s.live)
+	var (
+		runErr     error
+		lastReport time.Time
+		reported   uint64
+	)
+	var eng *capture.Engine
+	for {
+		eng = capture.NewEngine(opts, alog.Request)
+		eng.Idle = func() { alog.Flush(); _ = events.Flush() }
+		eng.Tick = func() { s.publish(eng.Stats(), alog.Counts) }
+		var crash *engineCrash
+		crash, runErr = runGuarded(ctx, eng, s.live)
+		if crash == nil {
+			break
+		}
+		s.mu.Lock()
+		s.base = addStats(s.base, crash.stats)
+		s.mu.Unlock()
+		n := s.panics.Add(1)
+		if now := time.Now(); now.Sub(lastReport) >= crashReportEvery {
+			log.Error("capture: a frame crashed the capture engine; its connections are dropped and capture goes on",
+				"iface", s.cfg.Iface, "panics", n-reported, "panics_total", n, "panic", crash.value, "stack", crash.stack)
+			lastReport, reported = now, n
+		}
+	}
 	logErr := alog.Close() // decides and writes what is still queued
 	eng.Tick()
 	s.up.Store(false)
@@ -70,4 +106,49 @@ func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algo
 	default:
 		log.Error("capture failed; the API keeps serving", "iface", s.cfg.Iface, "err", runErr)
 	}
+}
+
+// engineCrash is a panic recovered from an engine's Run.
+type engineCrash struct {
+	value string
+	stack string
+	stats capture.Stats // the engine's figures when it crashed
+}
+
+// runGuarded runs eng on src, turning a panic into an engineCrash.
+func runGuarded(ctx context.Context, eng *capture.Engine, src capture.Source) (crash *engineCrash, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			crash = &engineCrash{value: fmt.Sprint(v), stack: string(debug.Stack())}
+			crash.stats = statsAfterCrash(eng)
+		}
+	}()
+	return nil, eng.Run(ctx, src)
+}
+
+// statsAfterCrash reads a crashed engine's figures, or none if that panics
+// too.
+func statsAfterCrash(eng *capture.Engine) (st capture.Stats) {
+	defer func() { recover() }()
+	return eng.Stats()
+}
+
+// addStats adds an engine's counters to those of the engines before it.
+// KernelDrops is the source's own running total, so b's is taken as is.
+func addStats(a, b capture.Stats) capture.Stats {
+	a.Packets += b.Packets
+	a.Bytes += b.Bytes
+	a.TCP += b.TCP
+	a.Other += b.Other
+	a.Fragments += b.Fragments
+	a.DecodeErrors += b.DecodeErrors
+	a.KernelDrops = max(a.KernelDrops, b.KernelDrops)
+	x, y := &a.Assembler, &b.Assembler
+	x.Flows += y.Flows
+	x.Requests += y.Requests
+	x.ParseErrors += y.ParseErrors
+	x.Gaps += y.Gaps
+	x.Overflows += y.Overflows
+	x.SegmentsDenied += y.SegmentsDenied
+	return a
 }
