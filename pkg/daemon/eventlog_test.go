@@ -211,3 +211,17 @@ func TestEventLogTornRecord(t *testing.T) {
 		t.Fatalf("%d lines, from the 80th: %q", len(lines), lines[80:])
 	}
 }
+
+func BenchmarkEventLogWrite(b *testing.B) {
+	l, err := OpenEventLog(filepath.Join(b.TempDir(), "events.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	rec := []byte(`{"ts":"2026-11-23T15:00:00.123456789Z","src":"192.0.2.2:40000","dst":"192.0.2.1:8080","method":"GET","url":"http://192.0.2.1:8080/item/12345?live=1","new":true}` + "\n")
+	b.SetBytes(int64(len(rec)))
+	b.ReportAllocs()
+	for b.Loop() {
+		l.Write(rec)
+	}
+}
