@@ -147,7 +147,8 @@ func (l *EventLog) name() string {
 // Reopen opens the path again and switches to the new file: the records
 // buffered so far go to the old one, then it is closed. If the path cannot
 // be opened, the log keeps writing to the old file, is marked Stale, and
-// Reopen returns the error; the next Reopen tries again.
+// Reopen returns the error; the next Reopen tries again. Reopen returns no
+// other error: records the old file does not take are counted in Stats.
 func (l *EventLog) Reopen() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -160,9 +161,12 @@ func (l *EventLog) Reopen() error {
 		l.stats.Stale = true
 		return fmt.Errorf("daemon: event log: reopen: %w (still writing to the file it had before)", err)
 	}
-	err = errors.Join(l.flush(), l.f.Close())
+	// What the old file does not take is counted in Stats, like any
+	// failed write: the switch itself has succeeded.
+	_ = l.flush()
+	_ = l.f.Close()
 	l.f, l.torn, l.stats.Stale = f, false, false
-	return err
+	return nil
 }
 
 // Stats returns the log's failures so far.

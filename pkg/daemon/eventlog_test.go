@@ -101,16 +101,22 @@ func TestEventLogWriteFails(t *testing.T) {
 		t.Fatalf("after failed writes: %+v", st)
 	}
 
+	// The switch succeeds though the old file refuses what was buffered:
+	// that record is counted lost, and the reopen is no failure.
+	l.Write(record(99))
 	os.Remove(path)
 	if err := l.Reopen(); err != nil {
 		t.Fatal(err)
+	}
+	if st := l.Stats(); st.Lost != 12 || st.ReopenFailures != 0 {
+		t.Fatalf("after reopening from /dev/full: %+v", st)
 	}
 	l.Write(record(11))
 	l.Write(big)
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if st := l.Stats(); st.Lost != 11 || st.Failing {
+	if st := l.Stats(); st.Lost != 12 || st.Failing {
 		t.Fatalf("after writing again: %+v", st)
 	}
 	if got := readLines(t, path); len(got) != 2 || got[0] != strings.TrimSpace(string(record(11))) || len(got[1]) != eventBuffer+1 {
