@@ -28,24 +28,26 @@ type source struct {
 	up     atomic.Bool
 	panics atomic.Uint64 // engines restarted after a panic
 
-	mu     sync.Mutex
-	base   capture.Stats // summed figures of engines that panicked
-	stats  capture.Stats
-	counts audit.Counts
+	mu        sync.Mutex
+	base      capture.Stats // summed figures of engines that panicked
+	stats     capture.Stats
+	counts    audit.Counts
+	undecided uint64 // requests the backend could not decide
 }
 
 // snapshot returns the last published figures.
-func (s *source) snapshot() (capture.Stats, audit.Counts) {
+func (s *source) snapshot() (capture.Stats, audit.Counts, uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.stats, s.counts
+	return s.stats, s.counts, s.undecided
 }
 
 // publish makes an engine's figures, on top of those of the engines before
-// it, the source's.
-func (s *source) publish(st capture.Stats, cnt audit.Counts) {
+// it, and the recorder's, the source's.
+func (s *source) publish(st capture.Stats, rec *recorder) {
+	cnt := rec.Counts()
 	s.mu.Lock()
-	s.stats, s.counts = addStats(s.base, st), cnt
+	s.stats, s.counts, s.undecided = addStats(s.base, st), cnt, rec.undecided
 	s.mu.Unlock()
 }
 
@@ -53,21 +55,20 @@ func (s *source) publish(st capture.Stats, cnt audit.Counts) {
 // of one source.
 const crashReportEvery = 10 * time.Second
 
-// run captures until ctx ends or the source fails; a failure is logged and
-// marks the source down, and the daemon goes on serving. A panic while a
-// frame is read or handled does not end the capture: the source's engine
-// (its reassembly state: every connection it tracks) is dropped, the panic
-// counted and logged, and a new engine goes on with the next frame.
+// run captures until ctx ends or the source fails (its interface is gone);
+// a failure is logged and marks the source down, and the daemon goes on
+// serving. Nothing else ends the capture. A request the backend cannot
+// decide is counted (see recorder). A panic while a frame is read or
+// handled drops the source's engine (its reassembly state: every
+// connection it tracks); the panic is counted and logged, and a new engine
+// goes on with the next frame.
 func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algorithm, m signature.Mode,
 	events *EventLog, opts *capture.Options, inFlight int, log *slog.Logger) {
 	defer s.live.Close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	alog := audit.New(dec, signature.NewSigner(f, m), events, audit.NewJSON, false, &audit.Options{InFlight: inFlight})
-	// The event log takes every record (it counts those it cannot write),
-	// so only a decision that failed (Redis down) ends the audit log, and
-	// with it this source.
-	alog.OnError = func(error) { cancel() }
+	signer := signature.NewSigner(f, m)
+	rec := newRecorder(func() *audit.Log {
+		return audit.New(dec, signer, events, audit.NewJSON, false, &audit.Options{InFlight: inFlight})
+	}, s.cfg.Iface, log)
 	s.up.Store(true)
 	log.Info("capture started", "iface", s.cfg.Iface, "bpf", s.cfg.BPF)
 	var (
@@ -77,9 +78,9 @@ func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algo
 	)
 	var eng *capture.Engine
 	for {
-		eng = capture.NewEngine(opts, alog.Request)
-		eng.Idle = func() { alog.Flush(); _ = events.Flush() }
-		eng.Tick = func() { s.publish(eng.Stats(), alog.Counts) }
+		eng = capture.NewEngine(opts, rec.Request)
+		eng.Idle = func() { rec.Flush(); _ = events.Flush() }
+		eng.Tick = func() { s.publish(eng.Stats(), rec) }
 		var crash *engineCrash
 		crash, runErr = runGuarded(ctx, eng, s.live)
 		if crash == nil {
@@ -95,12 +96,12 @@ func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algo
 			lastReport, reported = now, n
 		}
 	}
-	logErr := alog.Close() // decides and writes what is still queued
+	if err := rec.Close(); err != nil { // decides and writes what is still queued
+		log.Error("capture: the last requests could not be decided", "iface", s.cfg.Iface, "undecided_total", rec.undecided, "err", err)
+	}
 	eng.Tick()
 	s.up.Store(false)
 	switch {
-	case logErr != nil:
-		log.Error("capture failed; the API keeps serving", "iface", s.cfg.Iface, "err", logErr)
 	case ctx.Err() != nil:
 		log.Info("capture stopped", "iface", s.cfg.Iface)
 	default:

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/urldedupd/urldedupd/pkg/audit"
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/capture"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
@@ -56,7 +57,7 @@ func TestSourceSurvivesPanic(t *testing.T) {
 	if n := s.panics.Load(); n != 1 {
 		t.Fatalf("%d panics counted, want 1", n)
 	}
-	if st, cnt := s.snapshot(); st.Packets != 189 || cnt.Requests == 0 {
+	if st, cnt, _ := s.snapshot(); st.Packets != 189 || cnt.Requests == 0 {
 		t.Fatalf("after the panic: %d packets (want all 189), %d requests", st.Packets, cnt.Requests)
 	}
 	var urls []string
@@ -74,5 +75,29 @@ func TestSourceSurvivesPanic(t *testing.T) {
 		if !strings.Contains(logged.String(), want) {
 			t.Errorf("log lacks %s:\n%s", want, logged.String())
 		}
+	}
+}
+
+// Deciding and logging a captured request allocates nothing.
+func TestRecorderAllocs(t *testing.T) {
+	dir, err := shardfile.Open(filepath.Join(t.TempDir(), "state"), &shardfile.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	events, err := OpenEventLog(filepath.Join(t.TempDir(), "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+	set, signer := bitcheck.New(dir), signature.NewSigner(signature.IEEE, signature.Safe)
+	rec := newRecorder(func() *audit.Log { return audit.New(set, signer, events, audit.NewJSON, false, nil) },
+		"test", slog.New(slog.DiscardHandler))
+	req := &capture.Request{Method: []byte("GET"), URL: []byte("http://alloc.example/x")}
+	if n := testing.AllocsPerRun(10000, func() { rec.Request(req) }); n != 0 {
+		t.Fatalf("%v allocations per request", n)
+	}
+	if c := rec.Counts(); c.Requests != 10001 || c.New != 1 {
+		t.Fatalf("counts %+v", c)
 	}
 }
