@@ -45,7 +45,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.listen, "listen", "", "also serve the API on this TCP address (loopback unless --allow-remote)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow --listen on a non-loopback address (needs --token)")
 	fs.StringVar(&o.token, "token", "", "bearer token the API requires (best set as $URLDEDUPD_TOKEN)")
-	fs.StringVar(&o.user, "user", "", "switch to this user after opening the capture sockets and listeners")
+	fs.StringVar(&o.user, "user", "", "switch to this user after opening the capture sockets and listeners; the socket is given to it and its group")
 	fs.DurationVar(&o.flush, "flush-interval", time.Second, "sync the state to disk this often (what a power loss can take)")
 	fs.IntVar(&o.maxBatch, "max-batch", api.DefaultMaxBatch, "most URLs in one API batch")
 	fs.IntVar(&o.maxLine, "max-line", capture.DefaultAssemblerOptions.MaxLine, "longest request or header line kept, in bytes")
@@ -60,7 +60,9 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 		Long: `Run until SIGINT or SIGTERM:
   - capture from each --iface (with --bpf), writing each request whose URL is
     new to the event log (--events) as a JSON line; SIGHUP reopens the log
-    for logrotate. A source that fails (interface gone) is logged and its
+    for logrotate (if the new file cannot be opened, the old one is kept).
+    A record that cannot be written is counted, and capture goes on. A
+    source that fails (interface gone) is logged and its
     urldedupd_source_up metric drops to 0; the API keeps serving;
   - serve the API over HTTP/1.1 on a Unix socket (--socket, mode 0660) and
     optionally TCP (--listen): POST /v1/check (a batch, text lines or a JSON
@@ -106,21 +108,11 @@ func newLogger(format string) *slog.Logger {
 
 func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error) {
 	log := newLogger(o.logFormat)
-	st, err := openState(g, &shardfile.Options{Create: true, FlushInterval: o.flush})
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, st.Close()) }()
-	events, err := daemon.OpenEventLog(o.events)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, events.Close()) }()
 	cfg := daemon.Config{
 		Capture: capture.Options{Assembler: capture.AssemblerOptions{MaxLine: o.maxLine}},
-		Events:  events, Socket: o.socket, SocketMode: os.FileMode(o.socketMode),
+		Socket:  o.socket, SocketMode: os.FileMode(o.socketMode),
 		Listen: o.listen, AllowRemote: o.allowRemote, Token: o.token,
-		API: api.Options{MaxBatch: o.maxBatch}, Logger: log, InFlight: st.inFlight,
+		API: api.Options{MaxBatch: o.maxBatch}, Logger: log,
 	}
 	if cfg.Socket == "" && g.backend != "" {
 		return usageError(errors.New("with --backend there is no state directory for the socket: give --socket PATH (or none with --listen)"))
@@ -134,19 +126,41 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	for _, i := range o.ifaces {
 		cfg.Sources = append(cfg.Sources, daemon.SourceConfig{Iface: i, BPF: o.bpf})
 	}
+	if o.user != "" {
+		if cfg.SocketOwner, err = daemon.LookupUser(o.user); err != nil {
+			return usageError(err)
+		}
+	}
+	// A configuration that cannot work is refused before the state, the
+	// event log or any socket is opened.
+	if err := cfg.Check(); err != nil {
+		return usageError(err)
+	}
+
+	st, err := openState(g, &shardfile.Options{Create: true, FlushInterval: o.flush})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+	cfg.InFlight = st.inFlight
+	if cfg.Events, err = daemon.OpenEventLog(o.events); err != nil {
+		return err
+	}
 	var local *bitcheck.Set
 	if g.backend == "" {
 		local = st.set
 	}
 	d, err := daemon.New(st, local, st.sync, cfg)
 	if err != nil {
-		return err
+		return errors.Join(err, cfg.Events.Discard())
 	}
-	if o.user != "" {
-		if err := daemon.DropPrivileges(o.user); err != nil {
+	defer func() { err = errors.Join(err, cfg.Events.Close()) }()
+	if u := cfg.SocketOwner; u != nil {
+		if err := daemon.DropPrivileges(u); err != nil {
+			d.Close()
 			return err
 		}
-		log.Info("privileges dropped", "user", o.user)
+		log.Info("privileges dropped", "user", u.Name)
 	}
 	return d.Run(ctx)
 }

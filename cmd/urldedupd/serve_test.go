@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,10 +30,20 @@ func serve(t *testing.T, dir string, extra ...string) (*exec.Cmd, string) {
 // serveIn is serve run under a command prefix (such as ip netns exec NS).
 func serveIn(t *testing.T, prefix []string, dir string, extra ...string) (*exec.Cmd, string) {
 	t.Helper()
+	return serveLogging(t, os.Stderr, prefix, dir, extra...)
+}
+
+// serveLogging is serveIn with serve's log going to stderr. A --socket in
+// extra is the socket waited for.
+func serveLogging(t *testing.T, stderr io.Writer, prefix []string, dir string, extra ...string) (*exec.Cmd, string) {
+	t.Helper()
 	sock := filepath.Join(dir, "api.sock")
+	if i := slices.Index(extra, "--socket"); i >= 0 && i+1 < len(extra) {
+		sock = extra[i+1]
+	}
 	args := append(append(append([]string{}, prefix...), binary, "--dir", dir, "serve", "--log-format", "json"), extra...)
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

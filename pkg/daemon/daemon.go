@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -33,6 +35,9 @@ type Config struct {
 	// SocketMode (0660 when zero).
 	Socket     string
 	SocketMode os.FileMode
+	// SocketOwner, when set, owns the socket (its uid and primary gid):
+	// the user serve drops to, so that it and its group can connect.
+	SocketOwner *User
 	// Listen is an optional TCP address for the API. A non-loopback one
 	// needs AllowRemote and Token.
 	Listen      string
@@ -50,6 +55,12 @@ var (
 	ErrRemoteNeedsFlag  = errors.New("listening on a non-loopback address needs --allow-remote")
 	ErrRemoteNeedsToken = errors.New("listening on a non-loopback address needs a bearer token")
 	ErrSocketInUse      = errors.New("socket is in use by a running process")
+	// ErrSocketPathTaken is returned when the socket path is a file,
+	// directory or anything else that is not a socket.
+	ErrSocketPathTaken = errors.New("exists and is not a socket")
+	// ErrSocketPathTooLong is returned for a socket path longer than a
+	// Unix socket address holds.
+	ErrSocketPathTooLong = fmt.Errorf("path longer than the %d bytes a Unix socket address holds", maxSocketPath)
 )
 
 // Daemon is a configured `serve`: its sockets are open, so privileges can
@@ -69,48 +80,73 @@ type Daemon struct {
 // backend; so do capture sources, in batches, unless set (the local state,
 // nil when the backend is Redis) lets them decide each request at once.
 // sync, when set, is called at shutdown to put the state on disk.
-// On error New closes what it opened.
-func New(backend api.Backend, set *bitcheck.Set, sync func() error, cfg Config) (d *Daemon, err error) {
-	d = &Daemon{cfg: cfg, backend: backend, set: set, sync: sync, log: cfg.Logger}
+// A configuration Check refuses comes back before anything is opened; on
+// any other error New closes what it opened.
+func New(backend api.Backend, set *bitcheck.Set, sync func() error, cfg Config) (*Daemon, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	d := &Daemon{cfg: cfg, backend: backend, set: set, sync: sync, log: cfg.Logger}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
-	defer func() {
-		if err != nil {
-			d.closeAll()
-		}
-	}()
-	if cfg.Listen != "" {
-		if err := checkListen(cfg); err != nil {
-			return nil, err
-		}
-	}
-	for _, sc := range cfg.Sources {
-		live, err := capture.OpenLive(sc.Iface, &capture.LiveOptions{BPF: sc.BPF})
-		if err != nil {
-			return nil, err
-		}
-		d.sources = append(d.sources, &source{cfg: sc, live: live})
-	}
-	if cfg.Socket != "" {
-		l, err := listenUnix(cfg.Socket, cfg.SocketMode)
-		if err != nil {
-			return nil, err
-		}
-		d.listeners = append(d.listeners, l)
-	}
-	if cfg.Listen != "" {
-		l, err := net.Listen("tcp", cfg.Listen)
-		if err != nil {
-			return nil, fmt.Errorf("daemon: listen %s: %w", cfg.Listen, err)
-		}
-		d.listeners = append(d.listeners, l)
+	if err := d.open(); err != nil {
+		d.Close()
+		return nil, err
 	}
 	d.metrics = newMetrics(d)
 	return d, nil
 }
 
-func checkListen(cfg Config) error {
+// open opens the capture sources, then the Unix socket, then the TCP
+// listener.
+func (d *Daemon) open() error {
+	cfg := &d.cfg
+	for _, sc := range cfg.Sources {
+		live, err := capture.OpenLive(sc.Iface, &capture.LiveOptions{BPF: sc.BPF})
+		if err != nil {
+			return err
+		}
+		d.sources = append(d.sources, &source{cfg: sc, live: live})
+	}
+	if cfg.Socket != "" {
+		l, err := listenUnix(cfg.Socket, cfg.SocketMode, cfg.SocketOwner)
+		if err != nil {
+			return err
+		}
+		d.listeners = append(d.listeners, l)
+		if u := cfg.SocketOwner; u != nil && !canUnlinkIn(filepath.Dir(cfg.Socket), u) {
+			d.log.Warn("the socket's directory is not writable by --user: the socket will stay after exit (the next start replaces it)",
+				"socket", cfg.Socket, "user", u.Name)
+		}
+	}
+	if cfg.Listen != "" {
+		l, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("daemon: listen %s: %w", cfg.Listen, err)
+		}
+		d.listeners = append(d.listeners, l)
+	}
+	return nil
+}
+
+// Check reports a configuration that can never work: a Listen that is not
+// host:port, a non-loopback one without AllowRemote and Token, a Socket
+// path too long. New calls it first; a caller may call it before opening
+// anything else.
+func (c *Config) Check() error {
+	if c.Listen != "" {
+		if err := checkListen(c); err != nil {
+			return err
+		}
+	}
+	if len(c.Socket) > maxSocketPath {
+		return fmt.Errorf("daemon: socket %s: %w", c.Socket, ErrSocketPathTooLong)
+	}
+	return nil
+}
+
+func checkListen(cfg *Config) error {
 	host, _, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("daemon: --listen %q: %w", cfg.Listen, err)
@@ -127,34 +163,10 @@ func checkListen(cfg Config) error {
 	return nil
 }
 
-// listenUnix listens on a Unix socket, replacing a stale socket file left
-// by a process that died, but never one a live process serves.
-func listenUnix(path string, mode os.FileMode) (net.Listener, error) {
-	if fi, err := os.Lstat(path); err == nil {
-		if fi.Mode()&os.ModeSocket == 0 {
-			return nil, fmt.Errorf("daemon: socket %s: exists and is not a socket", path)
-		}
-		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
-			c.Close()
-			return nil, fmt.Errorf("daemon: socket %s: %w", path, ErrSocketInUse)
-		}
-		os.Remove(path)
-	}
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("daemon: listen %s: %w", path, err)
-	}
-	if mode == 0 {
-		mode = 0o660
-	}
-	if err := os.Chmod(path, mode); err != nil {
-		l.Close()
-		return nil, fmt.Errorf("daemon: socket %s: %w", path, err)
-	}
-	return l, nil
-}
-
-func (d *Daemon) closeAll() {
+// Close closes the sources and listeners New opened (a listener's close
+// removes its socket file): for a start-up that fails after New. Run
+// closes everything itself.
+func (d *Daemon) Close() {
 	for _, s := range d.sources {
 		s.live.Close()
 	}
@@ -201,6 +213,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer signal.Stop(hup)
 	flush := time.NewTicker(time.Second)
 	defer flush.Stop()
+	var eventsReport eventLogReport
 
 	var err error
 loop:
@@ -210,12 +223,13 @@ loop:
 			break loop
 		case <-hup:
 			if err := d.cfg.Events.Reopen(); err != nil {
-				d.log.Error("reopening the event log", "err", err)
+				d.log.Error("event log not reopened: writing on to the old file; the next SIGHUP tries again", "err", err)
 			} else {
 				d.log.Info("event log reopened")
 			}
-		case <-flush.C:
+		case now := <-flush.C:
 			_ = d.cfg.Events.Flush()
+			eventsReport.check(d.cfg.Events, d.log, now)
 		case e := <-serveErr:
 			if !errors.Is(e, http.ErrServerClosed) {
 				err = e
@@ -237,7 +251,11 @@ loop:
 		err = errors.Join(err, d.sync())
 	}
 	if d.cfg.Socket != "" {
-		os.Remove(d.cfg.Socket)
+		// Closing the listener removed it, unless --user may not write
+		// its directory (New warned then).
+		if e := os.Remove(d.cfg.Socket); e != nil && !errors.Is(e, fs.ErrNotExist) {
+			d.log.Warn("socket not removed", "err", e)
+		}
 	}
 	return err
 }

@@ -68,21 +68,26 @@ func codeLabel(code int) string {
 }
 
 var (
-	descPackets  = srcDesc("packets_total", "Frames captured.")
-	descBytes    = srcDesc("bytes_total", "Bytes captured.")
-	descRequests = srcDesc("requests_total", "HTTP requests found.")
-	descNew      = srcDesc("new_total", "Requests whose URL was new.")
-	descDup      = srcDesc("duplicates_total", "Requests whose URL was seen before.")
-	descParseErr = srcDesc("parse_errors_total", "HTTP parse errors (junk runs, bad framing).")
-	descGaps     = srcDesc("reassembly_gaps_total", "Holes in TCP streams given up on.")
-	descDrops    = srcDesc("kernel_drops_total", "Frames the kernel dropped (ring full).")
-	descPanics   = srcDesc("panics_total", "Panics recovered from while processing a packet (the packet skipped, its connection dropped).")
-	descOverflow = srcDesc("buffer_overflows_total", "Times a reassembly buffer cap forced held bytes to be dropped.")
-	descDenied   = srcDesc("segments_denied_total", "Segments of new connections ignored because the flow or buffer cap was reached.")
-	descUp       = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
-	descFill     = prometheus.NewDesc("urldedupd_fill_ratio", "Fraction of the 2^32 bits set: the chance a new URL is reported as a duplicate.", nil, nil)
-	descDistinct = prometheus.NewDesc("urldedupd_estimated_distinct_urls", "Distinct URLs recorded, by linear counting.", nil, nil)
-	descBitsSet  = prometheus.NewDesc("urldedupd_bits_set", "Bits set in the bitmap.", nil, nil)
+	descPackets   = srcDesc("packets_total", "Frames captured.")
+	descBytes     = srcDesc("bytes_total", "Bytes captured.")
+	descRequests  = srcDesc("requests_total", "HTTP requests found.")
+	descNew       = srcDesc("new_total", "Requests whose URL was new.")
+	descDup       = srcDesc("duplicates_total", "Requests whose URL was seen before.")
+	descParseErr  = srcDesc("parse_errors_total", "HTTP parse errors (junk runs, bad framing).")
+	descGaps      = srcDesc("reassembly_gaps_total", "Holes in TCP streams given up on.")
+	descDrops     = srcDesc("kernel_drops_total", "Frames the kernel dropped (ring full).")
+	descPanics    = srcDesc("panics_total", "Panics recovered from while reading or handling a frame (the connection, or all of the source's, dropped); capture went on.")
+	descOverflow  = srcDesc("buffer_overflows_total", "Times a reassembly buffer cap forced held bytes to be dropped.")
+	descDenied    = srcDesc("segments_denied_total", "Segments of new connections ignored because the flow cap was reached.")
+	descUndecided = srcDesc("undecided_total", "Requests the backend could not decide (their URLs are not recorded); capture went on.")
+	descUp        = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
+	descLost      = prometheus.NewDesc("urldedupd_event_log_lost_records_total", "Event records that could not be written (capture went on).", nil, nil)
+	descWriteErr  = prometheus.NewDesc("urldedupd_event_log_write_errors_total", "Failed writes to the event log.", nil, nil)
+	descReopen    = prometheus.NewDesc("urldedupd_event_log_reopen_failures_total", "SIGHUPs whose reopen of the event log failed.", nil, nil)
+	descStale     = prometheus.NewDesc("urldedupd_event_log_stale", "1 while the last reopen failed: events go to the file the path had before.", nil, nil)
+	descFill      = prometheus.NewDesc("urldedupd_fill_ratio", "Fraction of the 2^32 bits set: the chance a new URL is reported as a duplicate.", nil, nil)
+	descDistinct  = prometheus.NewDesc("urldedupd_estimated_distinct_urls", "Distinct URLs recorded, by linear counting.", nil, nil)
+	descBitsSet   = prometheus.NewDesc("urldedupd_bits_set", "Bits set in the bitmap.", nil, nil)
 )
 
 func srcDesc(name, help string) *prometheus.Desc {
@@ -100,14 +105,14 @@ type collector struct {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPackets, descBytes, descRequests, descNew, descDup, descParseErr,
-		descGaps, descDrops, descPanics, descOverflow, descDenied, descUp, descFill, descDistinct, descBitsSet} {
+		descGaps, descDrops, descPanics, descOverflow, descDenied, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
 		ch <- d
 	}
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range c.d.sources {
-		st, cnt := s.snapshot()
+		st, cnt, undecided := s.snapshot()
 		name := s.cfg.Iface
 		counter := func(d *prometheus.Desc, v uint64) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), name)
@@ -120,14 +125,26 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descParseErr, st.Assembler.ParseErrors)
 		counter(descGaps, st.Assembler.Gaps)
 		counter(descDrops, st.KernelDrops)
-		counter(descPanics, st.Panics)
+		counter(descPanics, st.Panics+s.panics.Load())
 		counter(descOverflow, st.Assembler.Overflows)
 		counter(descDenied, st.Assembler.SegmentsDenied)
+		counter(descUndecided, undecided)
 		up := 0.0
 		if s.up.Load() {
 			up = 1
 		}
 		ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up, name)
+	}
+	if ev := c.d.cfg.Events; ev != nil {
+		st := ev.Stats()
+		stale := 0.0
+		if st.Stale {
+			stale = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descLost, prometheus.CounterValue, float64(st.Lost))
+		ch <- prometheus.MustNewConstMetric(descWriteErr, prometheus.CounterValue, float64(st.WriteErrors))
+		ch <- prometheus.MustNewConstMetric(descReopen, prometheus.CounterValue, float64(st.ReopenFailures))
+		ch <- prometheus.MustNewConstMetric(descStale, prometheus.GaugeValue, stale)
 	}
 	c.mu.Lock()
 	if time.Since(c.fillTime) > 10*time.Second {

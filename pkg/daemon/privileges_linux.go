@@ -2,30 +2,47 @@ package daemon
 
 import (
 	"fmt"
-	"os/user"
-	"strconv"
+	"os"
 	"syscall"
 )
 
-// DropPrivileges switches the whole process to the named user and its
-// primary group, dropping supplementary groups and, with them, every
-// capability root had. Call it after the capture sockets, listeners, state
-// and event log are open.
-func DropPrivileges(name string) error {
-	u, err := user.Lookup(name)
-	if err != nil {
-		return fmt.Errorf("daemon: --user: %w", err)
+// DropPrivileges switches the whole process to u and its primary group,
+// dropping supplementary groups and, with them, every capability root had.
+// Call it after the capture sockets, listeners, state and event log are
+// open.
+func DropPrivileges(u *User) error {
+	if err := syscall.Setgroups([]int{u.GID}); err != nil {
+		return fmt.Errorf("daemon: --user %s: setgroups: %w", u.Name, err)
 	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	if err := syscall.Setgroups([]int{gid}); err != nil {
-		return fmt.Errorf("daemon: --user %s: setgroups: %w", name, err)
+	if err := syscall.Setgid(u.GID); err != nil {
+		return fmt.Errorf("daemon: --user %s: setgid: %w", u.Name, err)
 	}
-	if err := syscall.Setgid(gid); err != nil {
-		return fmt.Errorf("daemon: --user %s: setgid: %w", name, err)
-	}
-	if err := syscall.Setuid(uid); err != nil {
-		return fmt.Errorf("daemon: --user %s: setuid: %w", name, err)
+	if err := syscall.Setuid(u.UID); err != nil {
+		return fmt.Errorf("daemon: --user %s: setuid: %w", u.Name, err)
 	}
 	return nil
+}
+
+// canUnlinkIn tells whether u, with only its primary group, may remove an
+// entry it owns from dir: write and search permission by the mode bits
+// (ACLs are not read).
+func canUnlinkIn(dir string, u *User) bool {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	perm := uint32(fi.Mode().Perm())
+	switch {
+	case u.UID == 0:
+		return true
+	case int(st.Uid) == u.UID:
+		return perm&0o300 == 0o300
+	case int(st.Gid) == u.GID:
+		return perm&0o030 == 0o030
+	}
+	return perm&0o003 == 0o003
 }

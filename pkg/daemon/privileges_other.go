@@ -5,4 +5,6 @@ package daemon
 import "errors"
 
 // DropPrivileges is only implemented on Linux.
-func DropPrivileges(name string) error { return errors.ErrUnsupported }
+func DropPrivileges(u *User) error { return errors.ErrUnsupported }
+
+func canUnlinkIn(dir string, u *User) bool { return false }

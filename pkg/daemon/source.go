@@ -2,9 +2,12 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/urldedupd/urldedupd/pkg/audit"
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
@@ -20,55 +23,143 @@ type SourceConfig struct {
 
 // source runs one live capture and publishes its figures for metrics.
 type source struct {
-	cfg  SourceConfig
-	live *capture.LiveSource
-	up   atomic.Bool
+	cfg    SourceConfig
+	live   capture.Source
+	up     atomic.Bool
+	panics atomic.Uint64 // engines restarted after a panic
 
-	mu     sync.Mutex
-	stats  capture.Stats
-	counts audit.Counts
+	mu        sync.Mutex
+	base      capture.Stats // summed figures of engines that panicked
+	stats     capture.Stats
+	counts    audit.Counts
+	undecided uint64 // requests the backend could not decide
 }
 
 // snapshot returns the last published figures.
-func (s *source) snapshot() (capture.Stats, audit.Counts) {
+func (s *source) snapshot() (capture.Stats, audit.Counts, uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.stats, s.counts
+	return s.stats, s.counts, s.undecided
 }
 
-// run captures until ctx ends or the source fails; a failure is logged and
-// marks the source down, and the daemon goes on serving.
+// publish makes an engine's figures, on top of those of the engines before
+// it, and the recorder's, the source's.
+func (s *source) publish(st capture.Stats, rec *recorder) {
+	cnt := rec.Counts()
+	s.mu.Lock()
+	s.stats, s.counts, s.undecided = addStats(s.base, st), cnt, rec.undecided
+	s.mu.Unlock()
+}
+
+// crashReportEvery is the least time between two log lines about panics
+// of one source.
+const crashReportEvery = 10 * time.Second
+
+// run captures until ctx ends or the source fails (its interface is gone);
+// a failure is logged and marks the source down, and the daemon goes on
+// serving. Nothing else ends the capture. A request the backend cannot
+// decide is counted (see recorder). A panic while a frame is read or
+// handled drops the source's engine (its reassembly state: every
+// connection it tracks); the panic is counted and logged, and a new engine
+// goes on with the next frame.
 func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algorithm, m signature.Mode,
 	events *EventLog, opts *capture.Options, inFlight int, log *slog.Logger) {
 	defer s.live.Close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	alog := audit.New(dec, signature.NewSigner(f, m), events, audit.NewJSON, false, &audit.Options{InFlight: inFlight})
-	alog.OnError = func(error) { cancel() }
-	eng := capture.NewEngine(opts, alog.Request)
-	eng.Name = s.cfg.Iface
-	eng.OnPanic = func(p *capture.PanicError) {
-		log.Error("capture recovered from a panic; capture goes on", "iface", s.cfg.Iface, "err", p, "stack", string(p.Stack))
-	}
-	eng.Idle = func() { alog.Flush(); _ = events.Flush() }
-	eng.Tick = func() {
-		st := eng.Stats()
-		s.mu.Lock()
-		s.stats, s.counts = st, alog.Counts
-		s.mu.Unlock()
-	}
+	signer := signature.NewSigner(f, m)
+	rec := newRecorder(func() *audit.Log {
+		return audit.New(dec, signer, events, audit.NewJSON, false, &audit.Options{InFlight: inFlight})
+	}, s.cfg.Iface, log)
 	s.up.Store(true)
 	log.Info("capture started", "iface", s.cfg.Iface, "bpf", s.cfg.BPF)
-	runErr := eng.Run(ctx, s.live)
-	logErr := alog.Close() // decides and writes what is still queued
+	var (
+		runErr     error
+		lastReport time.Time
+		reported   uint64
+	)
+	var eng *capture.Engine
+	for {
+		eng = capture.NewEngine(opts, rec.Request)
+		eng.Name = s.cfg.Iface
+		eng.OnPanic = func(p *capture.PanicError) {
+			// The engine dropped the packet's connection and goes on; it
+			// counts the panic in its Stats.
+			if now := time.Now(); now.Sub(lastReport) >= crashReportEvery {
+				log.Error("capture recovered from a panic; capture goes on", "iface", s.cfg.Iface, "err", p, "stack", string(p.Stack))
+				lastReport = now
+			}
+		}
+		eng.Idle = func() { rec.Flush(); _ = events.Flush() }
+		eng.Tick = func() { s.publish(eng.Stats(), rec) }
+		var crash *engineCrash
+		crash, runErr = runGuarded(ctx, eng, s.live)
+		if crash == nil {
+			break
+		}
+		s.mu.Lock()
+		s.base = addStats(s.base, crash.stats)
+		s.mu.Unlock()
+		n := s.panics.Add(1)
+		if now := time.Now(); now.Sub(lastReport) >= crashReportEvery {
+			log.Error("capture: a frame crashed the capture engine; its connections are dropped and capture goes on",
+				"iface", s.cfg.Iface, "panics", n-reported, "panics_total", n, "panic", crash.value, "stack", crash.stack)
+			lastReport, reported = now, n
+		}
+	}
+	if err := rec.Close(); err != nil { // decides and writes what is still queued
+		log.Error("capture: the last requests could not be decided", "iface", s.cfg.Iface, "undecided_total", rec.undecided, "err", err)
+	}
 	eng.Tick()
 	s.up.Store(false)
 	switch {
-	case logErr != nil:
-		log.Error("capture failed; the API keeps serving", "iface", s.cfg.Iface, "err", logErr)
 	case ctx.Err() != nil:
 		log.Info("capture stopped", "iface", s.cfg.Iface)
 	default:
 		log.Error("capture failed; the API keeps serving", "iface", s.cfg.Iface, "err", runErr)
 	}
+}
+
+// engineCrash is a panic recovered from an engine's Run.
+type engineCrash struct {
+	value string
+	stack string
+	stats capture.Stats // the engine's figures when it crashed
+}
+
+// runGuarded runs eng on src, turning a panic into an engineCrash.
+func runGuarded(ctx context.Context, eng *capture.Engine, src capture.Source) (crash *engineCrash, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			crash = &engineCrash{value: fmt.Sprint(v), stack: string(debug.Stack())}
+			crash.stats = statsAfterCrash(eng)
+		}
+	}()
+	return nil, eng.Run(ctx, src)
+}
+
+// statsAfterCrash reads a crashed engine's figures, or none if that panics
+// too.
+func statsAfterCrash(eng *capture.Engine) (st capture.Stats) {
+	defer func() { recover() }()
+	return eng.Stats()
+}
+
+// addStats adds an engine's counters to those of the engines before it.
+// KernelDrops is the source's own running total, so b's is taken as is.
+func addStats(a, b capture.Stats) capture.Stats {
+	a.Packets += b.Packets
+	a.Bytes += b.Bytes
+	a.TCP += b.TCP
+	a.Other += b.Other
+	a.Fragments += b.Fragments
+	a.DecodeErrors += b.DecodeErrors
+	a.KernelDrops = max(a.KernelDrops, b.KernelDrops)
+	a.Panics += b.Panics
+	x, y := &a.Assembler, &b.Assembler
+	x.Flows += y.Flows
+	x.Requests += y.Requests
+	x.ParseErrors += y.ParseErrors
+	x.Gaps += y.Gaps
+	x.Overflows += y.Overflows
+	x.SegmentsDenied += y.SegmentsDenied
+	return a
 }

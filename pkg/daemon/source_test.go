@@ -1,0 +1,106 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/urldedupd/urldedupd/pkg/audit"
+	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/capture"
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/signature"
+)
+
+// panicAt is a real capture source that panics once, when asked for its
+// at-th frame: a stand-in for any bug a frame could still reach.
+type panicAt struct {
+	capture.Source
+	n, at int
+}
+
+func (p *panicAt) Next(pk *capture.Packet) error {
+	if p.n++; p.n == p.at {
+		panic("injected at frame 100")
+	}
+	return p.Source.Next(pk)
+}
+
+// A panic while the source runs drops its engine, is counted and logged
+// with the interface, and capture goes on with the next frame, its
+// figures continuing those before.
+func TestSourceSurvivesPanic(t *testing.T) {
+	files, err := capture.OpenFiles("../capture/testdata/captures/http.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := shardfile.Open(filepath.Join(t.TempDir(), "state"), &shardfile.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	events, err := OpenEventLog(filepath.Join(t.TempDir(), "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	s := &source{cfg: SourceConfig{Iface: "veth-test"}, live: &panicAt{Source: files, at: 100}}
+	s.run(context.Background(), bitcheck.New(dir), signature.IEEE, signature.Safe, events, &capture.Options{}, 0,
+		slog.New(slog.NewJSONHandler(&logged, nil)))
+	events.Close()
+
+	st, cnt, _ := s.snapshot()
+	// The engine recovers a panic in its packet loop (st.Panics); the
+	// source recovers one that escapes the engine (s.panics).
+	if n := st.Panics + s.panics.Load(); n != 1 {
+		t.Fatalf("%d panics counted, want 1", n)
+	}
+	if st.Packets != 189 || cnt.Requests == 0 {
+		t.Fatalf("after the panic: %d packets (want all 189), %d requests", st.Packets, cnt.Requests)
+	}
+	var urls []string
+	for _, l := range readLines(t, events.path) {
+		var r struct{ URL string }
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("event %q: %v", l, err)
+		}
+		urls = append(urls, r.URL)
+	}
+	if !slices.Contains(urls, "http://raw.example:8080/item/7") || len(urls) > 25 {
+		t.Fatalf("events: %q; want the file's last request among at most 25", urls)
+	}
+	for _, want := range []string{`"iface":"veth-test"`, `injected at frame 100`, `capture goes on`} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("log lacks %s:\n%s", want, logged.String())
+		}
+	}
+}
+
+// Deciding and logging a captured request allocates nothing.
+func TestRecorderAllocs(t *testing.T) {
+	dir, err := shardfile.Open(filepath.Join(t.TempDir(), "state"), &shardfile.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	events, err := OpenEventLog(filepath.Join(t.TempDir(), "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+	set, signer := bitcheck.New(dir), signature.NewSigner(signature.IEEE, signature.Safe)
+	rec := newRecorder(func() *audit.Log { return audit.New(set, signer, events, audit.NewJSON, false, nil) },
+		"test", slog.New(slog.DiscardHandler))
+	req := &capture.Request{Method: []byte("GET"), URL: []byte("http://alloc.example/x")}
+	if n := testing.AllocsPerRun(10000, func() { rec.Request(req) }); n != 0 {
+		t.Fatalf("%v allocations per request", n)
+	}
+	if c := rec.Counts(); c.Requests != 10001 || c.New != 1 {
+		t.Fatalf("counts %+v", c)
+	}
+}
