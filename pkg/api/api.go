@@ -21,11 +21,13 @@ import (
 // Options configure a Server. Zero fields take the defaults below.
 type Options struct {
 	MaxBatch int   // URLs per batch; default 100,000
-	MaxBody  int64 // bytes per request body; default 32 MiB, at most MaxInflightBytes
+	MaxBody  int64 // bytes per request body; default 32 MiB, at most 4/5 of MaxInflightBytes
 	MaxURL   int   // bytes per URL; default 64 KiB
 	// MaxInflightBytes caps the request bodies held at once across the
 	// server, with 40 bytes more per URL of a batch being decided; default
-	// 64 MiB. A request over it is answered 503 with Retry-After.
+	// 80 MiB. Requests holding over 1 MiB share 4/5 of it, the last fifth
+	// is kept for smaller ones. A request over it is answered 503 with
+	// Retry-After.
 	MaxInflightBytes int64
 	// BodyTimeout bounds the reading of one request body; default 30
 	// seconds. A slower client is answered 408 and its connection closed.
@@ -40,7 +42,7 @@ const (
 	DefaultMaxBatch         = 100_000
 	DefaultMaxBody          = 32 << 20
 	DefaultMaxURL           = 64 << 10
-	DefaultMaxInflightBytes = 64 << 20
+	DefaultMaxInflightBytes = 80 << 20
 	DefaultBodyTimeout      = 30 * time.Second
 	chunk                   = 1024 // signatures decided at a time
 )
@@ -80,11 +82,11 @@ func New(b Backend, opts *Options) *Server {
 	if s.opts.MaxInflightBytes <= 0 {
 		s.opts.MaxInflightBytes = DefaultMaxInflightBytes
 	}
-	s.opts.MaxBody = min(s.opts.MaxBody, s.opts.MaxInflightBytes)
+	s.budget.limit = s.opts.MaxInflightBytes
+	s.opts.MaxBody = min(s.opts.MaxBody, max(s.budget.bigLimit(), min(smallRequest, s.budget.limit)))
 	if s.opts.BodyTimeout <= 0 {
 		s.opts.BodyTimeout = DefaultBodyTimeout
 	}
-	s.budget.limit = s.opts.MaxInflightBytes
 	s.reading = make(map[*http.ResponseController]struct{})
 	f := b.Meta().Format
 	s.pool.free = make(chan *batch, poolBatches)

@@ -28,16 +28,28 @@ var (
 	errDrained = errors.New("server shutting down")
 )
 
-// budget counts the bytes that requests hold, across the server.
+// budget counts the bytes that requests hold, across the server. The last
+// fifth of it is kept for small requests (holding at most smallRequest
+// bytes), so that big uploads cannot shut the others out.
 type budget struct {
 	limit int64
 	used  atomic.Int64
 }
 
-func (bg *budget) take(n int64) bool {
+const smallRequest = bigBody
+
+// bigLimit is the part of the budget open to big requests.
+func (bg *budget) bigLimit() int64 { return bg.limit - bg.limit/5 }
+
+// take takes n bytes for a request that will then hold total.
+func (bg *budget) take(n, total int64) bool {
+	limit := bg.limit
+	if total > smallRequest {
+		limit = bg.bigLimit()
+	}
 	for {
 		u := bg.used.Load()
-		if u+n > bg.limit {
+		if u+n > limit {
 			return false
 		}
 		if bg.used.CompareAndSwap(u, u+n) {
@@ -48,7 +60,7 @@ func (bg *budget) take(n int64) bool {
 
 // charge takes n bytes of the budget for b's request.
 func (s *Server) charge(b *batch, n int64) error {
-	if !s.budget.take(n) {
+	if !s.budget.take(n, b.charged+n) {
 		return errBusy
 	}
 	b.charged += n

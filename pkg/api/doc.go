@@ -25,9 +25,11 @@
 // URL's place (counted from 1); in a text batch, blank lines are skipped.
 //
 // Across the server, the bodies being received or decided hold at most
-// Options.MaxInflightBytes (default 64 MiB): a request takes all of its
+// Options.MaxInflightBytes (default 80 MiB): a request takes all of its
 // Content-Length before reading it, or steps of a chunked body as they
-// come, plus 40 bytes per URL once parsed. A request that does not fit is
+// come, plus 40 bytes per URL once parsed. Requests holding more than 1 MiB
+// share four fifths of it (so one body is at most that), the rest is kept
+// for smaller requests. A request that does not fit is
 // answered 503 with "Retry-After: 1" and its connection closed; requests
 // without a body (GET) need no share. A body must arrive within
 // Options.BodyTimeout (default 30 s), else 408 and the connection is

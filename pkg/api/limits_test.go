@@ -119,6 +119,32 @@ func TestInflightBytesCap(t *testing.T) {
 	waitInflight(t, a, 0)
 }
 
+// Requests holding over 1 MiB share 4/5 of the budget: a second big upload
+// is refused while small batches still pass, up to the whole budget.
+func TestInflightReserve(t *testing.T) {
+	a, srv := newAPI(t, &api.Options{MaxInflightBytes: 10 << 20, BodyTimeout: time.Minute})
+	stalled(t, srv, "Content-Length: 5000000\r\n", "http://a/\n")
+	waitInflight(t, a, 5000000)
+	c, r := stalled(t, srv, "Content-Length: 4000000\r\n", "http://a/\n") // 9 MB > 4/5 of 10 MiB
+	if resp, msg := answer(t, c, r, 5*time.Second); resp.StatusCode != 503 {
+		t.Fatalf("second big upload: %d %q", resp.StatusCode, msg)
+	}
+	for range 6 { // 6 × 900 kB on top of 5 MB: into the reserve
+		stalled(t, srv, "Content-Length: 900000\r\n", "http://a/\n")
+	}
+	waitInflight(t, a, 5000000+6*900000)
+	if code, body := do(t, "POST", srv.URL+"/v1/check", "text/plain", "http://b/\n"); code != 200 || body != "new\n" {
+		t.Fatalf("small batch: %d %q", code, body)
+	}
+	c, r = stalled(t, srv, "Content-Length: 900000\r\n", "http://a/\n")
+	if resp, msg := answer(t, c, r, 5*time.Second); resp.StatusCode != 503 {
+		t.Fatalf("small upload past the whole budget: %d %q", resp.StatusCode, msg)
+	}
+	if code, body := do(t, "POST", srv.URL+"/v1/check", "text/plain", strings.Repeat("x", 9<<20)); code != 413 || !strings.Contains(body, "over the limit of 8388608") {
+		t.Fatalf("body over 4/5 of the budget: %d %q", code, body)
+	}
+}
+
 // A chunked body is capped at MaxBody too, and the per-URL charge of a
 // batch counts against the budget.
 func TestInflightChunkedAndPerURL(t *testing.T) {
