@@ -291,7 +291,8 @@ func TestServeBodySlowloris(t *testing.T) {
 
 // 2,000 connections that send nothing and 2,000 that send one request and
 // stay open are closed at --header-timeout and --idle-timeout; serve's
-// memory stays small and normal requests are answered meanwhile.
+// memory stays small, normal requests are answered meanwhile, and what the
+// connections took is given back within seconds of their end.
 func TestServeIdleConnections(t *testing.T) {
 	dir := newServeState(t)
 	cmd, sock := serve(t, dir, "--header-timeout", "2s", "--idle-timeout", "2s")
@@ -312,6 +313,15 @@ func TestServeIdleConnections(t *testing.T) {
 	}
 	if len(fails) > 0 || slowest > 2*time.Second {
 		t.Errorf("normal requests meanwhile: %d failed (%v), slowest %v", len(fails), fails, slowest)
+	}
+	for i := 0; ; i++ {
+		if rss := rssAnon(t, cmd.Process.Pid); rss < base+8<<20 {
+			t.Logf("RssAnon back to %d MiB %.1f s after the connections closed", rss>>20, float64(i)/10)
+			break
+		} else if i == 120 {
+			t.Fatalf("RssAnon still %d MiB 12 s after the connections closed (%d MiB before)", rss>>20, base>>20)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

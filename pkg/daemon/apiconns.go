@@ -14,6 +14,7 @@ import (
 type apiConns struct {
 	mu    sync.Mutex
 	conns map[net.Conn]*connInfo
+	peak  int // most connections open at once since the last look
 }
 
 type connInfo struct {
@@ -50,6 +51,7 @@ func (t *apiConns) setState(c net.Conn, st http.ConnState) {
 	switch st {
 	case http.StateNew:
 		t.conns[c] = &connInfo{state: st}
+		t.peak = max(t.peak, len(t.conns))
 	case http.StateClosed, http.StateHijacked:
 		delete(t.conns, c)
 	default:
@@ -69,4 +71,14 @@ func (t *apiConns) closeWaiting() {
 			c.Close()
 		}
 	}
+}
+
+// counts returns the connections open now and the most open at once since
+// the last call.
+func (t *apiConns) counts() (now, peak int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now, peak = len(t.conns), t.peak
+	t.peak = now
+	return now, peak
 }

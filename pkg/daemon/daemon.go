@@ -204,6 +204,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 	srcCtx, stopSources := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); releaseMemory(srcCtx, conns) }()
 	f := d.backend.Meta().Format
 	for _, s := range d.sources {
 		wg.Add(1)
