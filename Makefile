@@ -30,6 +30,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCanonical -fuzztime 60s ./pkg/signature
 	$(GO) test -run '^$$' -fuzz FuzzParseRequests -fuzztime 60s ./pkg/capture
 	$(GO) test -run '^$$' -fuzz FuzzReadCapture -fuzztime 60s ./pkg/capture
+	$(GO) test -run '^$$' -fuzz FuzzSplitJSON -fuzztime 60s ./pkg/api
 
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
