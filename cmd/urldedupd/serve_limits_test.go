@@ -387,3 +387,81 @@ func TestServeHeaderCap(t *testing.T) {
 		t.Fatalf("300 KiB head: %d, want 431", resp.StatusCode)
 	}
 }
+
+// A request still being decided at SIGTERM gets --shutdown-grace, then its
+// connection is closed and serve exits 0: here Redis is stopped (SIGSTOP)
+// under a batch, which would otherwise wait for --redis-timeout.
+func TestServeShutdownGrace(t *testing.T) {
+	tmp := t.TempDir()
+	addr, _, _ := redisServer(t, tmp)
+	backend := "redis://" + addr + "/0"
+	if _, stderr, code := run(t, nil, "--backend", backend, "init"); code != 0 {
+		t.Fatal(stderr)
+	}
+	sock := filepath.Join(tmp, "api.sock")
+	cmd := exec.Command(binary, "--backend", backend, "--redis-timeout", "60s", "serve", "--socket", sock, "--log-format", "json", "--shutdown-grace", "1s")
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	background(t, cmd)
+	for i := 0; ; i++ {
+		if c, err := unixClient(sock).Get("http://urldedupd/healthz"); err == nil {
+			c.Body.Close()
+			break
+		}
+		if i == 200 {
+			t.Fatal("serve did not open its socket")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	info, err := exec.Command("redis-cli", "-p", addr[strings.LastIndex(addr, ":")+1:], "info", "server").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var redisPid int
+	for _, l := range strings.Split(string(info), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "process_id:"); ok {
+			redisPid, _ = strconv.Atoi(v)
+		}
+	}
+	if redisPid == 0 {
+		t.Fatalf("no process_id in %q", info)
+	}
+	syscall.Kill(redisPid, syscall.SIGSTOP)
+	t.Cleanup(func() { syscall.Kill(redisPid, syscall.SIGCONT) })
+	answered := make(chan error, 1)
+	go func() {
+		resp, err := unixClient(sock).Post("http://urldedupd/v1/check", "text/plain", strings.NewReader("http://grace.example/\n"))
+		if err == nil {
+			err = fmt.Errorf("answered %d", resp.StatusCode)
+			resp.Body.Close()
+		}
+		answered <- err
+	}()
+	time.Sleep(500 * time.Millisecond) // the batch is waiting for Redis
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve exit after SIGTERM: %v; %s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not exit within 10 s of SIGTERM")
+	}
+	took := time.Since(start)
+	t.Logf("exited 0 %v after SIGTERM", took)
+	if took < time.Second || took > 3*time.Second {
+		t.Errorf("serve exited %v after SIGTERM; want the 1 s grace, then at once", took)
+	}
+	select {
+	case err := <-answered:
+		t.Logf("the client: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Error("the client's connection was not closed")
+	}
+	if !strings.Contains(stderr.String(), "closing API connections still open after the shutdown grace") {
+		t.Errorf("no warning in the log: %s", stderr.String())
+	}
+}
