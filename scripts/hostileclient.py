@@ -8,6 +8,8 @@ Modes, each over N connections at once:
              byte, then nothing.
   slowloris  POST /v1/check with Content-Length SIZE, then one byte of body
              per connection every 1/RATE seconds.
+  headers    GET /healthz whose head comes at one byte every 1/RATE seconds
+             and never ends.
   idle       connect and send nothing (with --request: one GET first, kept
              alive, then nothing).
 When every connection has sent what it will send (or been answered), the
@@ -26,7 +28,7 @@ import sys
 import time
 
 p = argparse.ArgumentParser()
-p.add_argument("mode", choices=["stall", "slowloris", "idle"])
+p.add_argument("mode", choices=["stall", "slowloris", "headers", "idle"])
 p.add_argument("--addr", required=True)
 p.add_argument("--conns", type=int, required=True)
 p.add_argument("--size", type=int, default=1000, help="Content-Length of a body")
@@ -70,6 +72,8 @@ class Conn:
         if a.mode in ("stall", "slowloris"):
             self.head = ("POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
                          "Content-Length: %d\r\n\r\n" % a.size).encode()
+        elif a.mode == "headers":
+            self.head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: "
         elif a.request:
             self.head = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
         self.ev = selectors.EVENT_READ | selectors.EVENT_WRITE
@@ -88,8 +92,11 @@ class Conn:
                 self.head = self.head[n:]
                 return
             left = self.to_send - self.body_sent
-            off = self.body_sent % len(LINE)
-            n = self.sock.send(CHUNK[off:off + min(left, 65536)])
+            if a.mode == "headers":
+                n = self.sock.send(b"a" * left)
+            else:
+                off = self.body_sent % len(LINE)
+                n = self.sock.send(CHUNK[off:off + min(left, 65536)])
             self.body_sent += n
         except (BlockingIOError, InterruptedError):
             pass
@@ -136,9 +143,9 @@ ready = False
 next_byte = time.monotonic() + 1 / a.rate
 while time.monotonic() < deadline:
     now = time.monotonic()
-    if a.mode == "slowloris" and now >= next_byte:
+    if a.mode in ("slowloris", "headers") and now >= next_byte:
         for c in conns:
-            if c.closed is None and c.status is None and c.to_send < a.size - 1:
+            if c.closed is None and c.status is None and (a.mode == "headers" or c.to_send < a.size - 1):
                 c.to_send += 1
         next_byte += 1 / a.rate
     for c in conns:
@@ -154,7 +161,7 @@ while time.monotonic() < deadline:
     if all(c.closed is not None for c in conns):
         break
     timeout = min(0.2, max(0.0, deadline - now))
-    if a.mode == "slowloris":
+    if a.mode in ("slowloris", "headers"):
         timeout = min(timeout, max(0.0, next_byte - now))
     for key, ev in sel.select(timeout):
         c = key.data

@@ -289,8 +289,9 @@ func TestServeBodySlowloris(t *testing.T) {
 	}
 }
 
-// 2,000 connections that send nothing and 2,000 that send one request and
-// stay open are closed at --header-timeout and --idle-timeout; serve's
+// 2,000 connections that send nothing, 200 that send a request's head at 1
+// byte a second, and 2,000 that send one request and stay open are closed
+// at --header-timeout and --idle-timeout; serve's
 // memory stays small, normal requests are answered meanwhile, and what the
 // connections took is given back within seconds of their end.
 func TestServeIdleConnections(t *testing.T) {
@@ -300,13 +301,14 @@ func TestServeIdleConnections(t *testing.T) {
 	peak := peakRSS(t, cmd.Process.Pid)
 	stopProbe := probe(t, sock)
 	silent := hostile(t, "idle", "--addr", sock, "--conns", "2000", "--duration", "20")
+	slowHead := hostile(t, "headers", "--addr", sock, "--conns", "200", "--duration", "20")
 	kept := hostile(t, "idle", "--request", "--addr", sock, "--conns", "2000", "--duration", "20")
-	rs, rk := silent.result(t), kept.result(t)
+	rs, rh, rk := silent.result(t), slowHead.result(t), kept.result(t)
 	fails, slowest := stopProbe()
 	top := peak()
-	t.Logf("silent %+v; kept alive %+v; RssAnon %d MiB, peak %d MiB; slowest normal request %v", rs, rk, base>>20, top>>20, slowest)
-	if rs.Closed != 2000 || rs.MaxClose > 4 || rk.Closed != 2000 || rk.MaxClose > 6 {
-		t.Errorf("not all closed in time: silent %+v, kept alive %+v", rs, rk)
+	t.Logf("silent %+v; slow heads %+v; kept alive %+v; RssAnon %d MiB, peak %d MiB; slowest normal request %v", rs, rh, rk, base>>20, top>>20, slowest)
+	if rs.Closed != 2000 || rs.MaxClose > 4 || rh.Closed != 200 || rh.MaxClose > 4 || rk.Closed != 2000 || rk.MaxClose > 6 {
+		t.Errorf("not all closed in time: silent %+v, slow heads %+v, kept alive %+v", rs, rh, rk)
 	}
 	if top > base+64<<20 {
 		t.Errorf("peak RssAnon %d MiB with 4,000 connections", top>>20)
@@ -325,15 +327,16 @@ func TestServeIdleConnections(t *testing.T) {
 	}
 }
 
-// SIGTERM while slow clients send bodies, silent connections wait and kept
-// -alive ones idle: serve answers the bodies 503, closes the rest and exits
-// 0 within 2 s.
+// SIGTERM while slow clients send bodies or heads, silent connections wait
+// and kept-alive ones idle: serve answers the bodies 503, closes the rest
+// and exits 0 within 2 s.
 func TestServeSIGTERMSlowClients(t *testing.T) {
 	dir := newServeState(t)
 	cmd, sock := serve(t, dir)
 	slow := hostile(t, "slowloris", "--addr", sock, "--conns", "200", "--duration", "20")
 	silent := hostile(t, "idle", "--addr", sock, "--conns", "200", "--duration", "20")
 	kept := hostile(t, "idle", "--request", "--addr", sock, "--conns", "200", "--duration", "20")
+	heads := hostile(t, "headers", "--addr", sock, "--conns", "200", "--duration", "20")
 	time.Sleep(1500 * time.Millisecond) // a byte of each body sent
 	start := time.Now()
 	cmd.Process.Signal(syscall.SIGTERM)
@@ -348,13 +351,13 @@ func TestServeSIGTERMSlowClients(t *testing.T) {
 		t.Fatal("serve did not exit within 10 s of SIGTERM")
 	}
 	took := time.Since(start)
-	r1, r2, r3 := slow.result(t), silent.result(t), kept.result(t)
-	t.Logf("exited 0 %v after SIGTERM; slowloris %+v; silent %+v; kept alive %+v", took, r1, r2, r3)
+	r1, r2, r3, r4 := slow.result(t), silent.result(t), kept.result(t), heads.result(t)
+	t.Logf("exited 0 %v after SIGTERM; slowloris %+v; silent %+v; kept alive %+v; slow heads %+v", took, r1, r2, r3, r4)
 	if took > 2*time.Second {
 		t.Errorf("serve took %v to exit", took)
 	}
-	if r1.Status["503"] != 200 || r1.Closed != 200 || r2.Closed != 200 || r3.Closed != 200 {
-		t.Errorf("slow clients not answered 503 and closed: %+v %+v %+v", r1, r2, r3)
+	if r1.Status["503"] != 200 || r1.Closed != 200 || r2.Closed != 200 || r3.Closed != 200 || r4.Closed != 200 {
+		t.Errorf("slow clients not answered 503 and closed: %+v %+v %+v %+v", r1, r2, r3, r4)
 	}
 }
 
