@@ -179,9 +179,10 @@ func (d *Daemon) closeAll() {
 	}
 }
 
-// Run serves until ctx ends: then it stops the sources, drains in-flight
-// API requests (up to ShutdownTimeout), flushes the event log and syncs the
-// state. SIGHUP reopens the event log.
+// Run serves until ctx ends: then it stops the sources, stops the API
+// (requests being decided get ShutdownTimeout; slow clients are cut off,
+// which is not an error), flushes the event log and syncs the state.
+// SIGHUP reopens the event log.
 func (d *Daemon) Run(ctx context.Context) error {
 	apiOpts := d.cfg.API
 	apiOpts.Token = d.cfg.Token
