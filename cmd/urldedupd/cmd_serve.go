@@ -33,6 +33,11 @@ type serveOptions struct {
 	maxBatch    int
 	maxLine     int
 	logFormat   string
+	maxInflight int64
+	bodyTimeout time.Duration
+	headTimeout time.Duration
+	idleTimeout time.Duration
+	grace       time.Duration
 }
 
 func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
@@ -48,6 +53,11 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.user, "user", "", "switch to this user after opening the capture sockets and listeners; the socket is given to it and its group")
 	fs.DurationVar(&o.flush, "flush-interval", time.Second, "sync the state to disk this often (what a power loss can take)")
 	fs.IntVar(&o.maxBatch, "max-batch", api.DefaultMaxBatch, "most URLs in one API batch")
+	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", api.DefaultMaxInflightBytes, "bytes of API request bodies held at once, 40 more per URL of a batch (beyond: 503 with Retry-After); also caps one body")
+	fs.DurationVar(&o.bodyTimeout, "body-timeout", api.DefaultBodyTimeout, "time for a client to send a request body (beyond: 408, connection closed)")
+	fs.DurationVar(&o.headTimeout, "header-timeout", daemon.DefaultHeaderTimeout, "time for a client to send a request's head (beyond: connection closed)")
+	fs.DurationVar(&o.idleTimeout, "idle-timeout", daemon.DefaultIdleTimeout, "close a kept-alive API connection idle this long")
+	fs.DurationVar(&o.grace, "shutdown-grace", daemon.DefaultShutdownTimeout, "on SIGTERM, time for API requests being decided to finish before connections are closed")
 	fs.IntVar(&o.maxLine, "max-line", capture.DefaultAssemblerOptions.MaxLine, "longest request or header line kept, in bytes")
 	fs.StringVar(&o.logFormat, "log-format", "auto", "log format on stderr: text, json, or auto (text on a terminal)")
 }
@@ -68,8 +78,14 @@ func newServeCommand(g *globalOptions) *cobra.Command {
     optionally TCP (--listen): POST /v1/check (a batch, text lines or a JSON
     array; ?dry_run=1 only tests), GET /v1/check?url=U, GET /v1/stats,
     GET /healthz, and Prometheus metrics on GET /metrics.
-On SIGINT/SIGTERM it stops the sources, drains in-flight requests, syncs the
-state and exits 0.
+On SIGINT/SIGTERM it stops the sources, answers 503 to requests still
+receiving their body, gives requests being decided --shutdown-grace to
+finish, closes the remaining connections, syncs the state and exits 0.
+
+API limits: request bodies held at once (--max-inflight-bytes; beyond it,
+503 with Retry-After), the time to send a request's head (--header-timeout)
+and its body (--body-timeout; 408), and idle kept-alive connections
+(--idle-timeout).
 
 Configuration, highest precedence first: flags; environment variables
 URLDEDUPD_<FLAG> (upper case, dashes as underscores: URLDEDUPD_IFACE,
@@ -112,7 +128,9 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 		Capture: capture.Options{Assembler: capture.AssemblerOptions{MaxLine: o.maxLine}},
 		Socket:  o.socket, SocketMode: os.FileMode(o.socketMode),
 		Listen: o.listen, AllowRemote: o.allowRemote, Token: o.token,
-		API: api.Options{MaxBatch: o.maxBatch}, Logger: log,
+		API:           api.Options{MaxBatch: o.maxBatch, MaxInflightBytes: o.maxInflight, BodyTimeout: o.bodyTimeout},
+		HeaderTimeout: o.headTimeout, IdleTimeout: o.idleTimeout, ShutdownTimeout: o.grace,
+		Logger: log,
 	}
 	if cfg.Socket == "" && g.backend != "" {
 		return usageError(errors.New("with --backend there is no state directory for the socket: give --socket PATH (or none with --listen)"))

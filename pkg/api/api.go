@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,43 +20,48 @@ import (
 
 // Options configure a Server. Zero fields take the defaults below.
 type Options struct {
-	MaxBatch int    // URLs per batch; default 100,000
-	MaxBody  int64  // bytes per request body; default 32 MiB
-	MaxURL   int    // bytes per URL; default 64 KiB
-	Token    string // when set, every endpoint but /healthz needs "Authorization: Bearer TOKEN"
+	MaxBatch int   // URLs per batch; default 100,000
+	MaxBody  int64 // bytes per request body; default 32 MiB, at most 4/5 of MaxInflightBytes
+	MaxURL   int   // bytes per URL; default 64 KiB
+	// MaxInflightBytes caps the request bodies held at once across the
+	// server, with 40 bytes more per URL of a batch being decided; default
+	// 80 MiB. Requests holding over 1 MiB share 4/5 of it, the last fifth
+	// is kept for smaller ones. A request over it is answered 503 with
+	// Retry-After.
+	MaxInflightBytes int64
+	// BodyTimeout bounds the reading of one request body; default 30
+	// seconds. A slower client is answered 408 and its connection closed.
+	BodyTimeout time.Duration
+	Token       string // when set, every endpoint but /healthz needs "Authorization: Bearer TOKEN"
 	// Observe, when set, is told about every request: the endpoint, the
 	// status code, how long it took, and the URLs found new and dup.
 	Observe func(endpoint string, code int, d time.Duration, nNew, nDup int)
 }
 
 const (
-	DefaultMaxBatch = 100_000
-	DefaultMaxBody  = 32 << 20
-	DefaultMaxURL   = 64 << 10
-	chunk           = 1024 // signatures decided at a time
+	DefaultMaxBatch         = 100_000
+	DefaultMaxBody          = 32 << 20
+	DefaultMaxURL           = 64 << 10
+	DefaultMaxInflightBytes = 80 << 20
+	DefaultBodyTimeout      = 30 * time.Second
+	chunk                   = 1024 // signatures decided at a time
 )
 
 // Server answers API requests against one state. It is safe for
 // concurrent use.
 type Server struct {
-	b    Backend
-	opts Options
-	pool sync.Pool // *batch
+	b      Backend
+	opts   Options
+	pool   pool
+	budget budget
+
+	readMu   sync.Mutex // guards reading and draining
+	reading  map[*http.ResponseController]struct{}
+	draining bool
 
 	statsMu   sync.Mutex
 	stats     []byte
 	statsTime time.Time
-}
-
-// batch is the per-request scratch space, reused through a pool.
-type batch struct {
-	signer *signature.Signer
-	body   []byte
-	urls   [][]byte
-	sigs   []signature.Signature
-	seen   []bool
-	out    []byte
-	strs   []string
 }
 
 // New returns a Server deciding with b.
@@ -75,8 +79,18 @@ func New(b Backend, opts *Options) *Server {
 	if s.opts.MaxURL <= 0 {
 		s.opts.MaxURL = DefaultMaxURL
 	}
+	if s.opts.MaxInflightBytes <= 0 {
+		s.opts.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	s.budget.limit = s.opts.MaxInflightBytes
+	s.opts.MaxBody = min(s.opts.MaxBody, max(s.budget.bigLimit(), min(smallRequest, s.budget.limit)))
+	if s.opts.BodyTimeout <= 0 {
+		s.opts.BodyTimeout = DefaultBodyTimeout
+	}
+	s.reading = make(map[*http.ResponseController]struct{})
 	f := b.Meta().Format
-	s.pool.New = func() any { return &batch{signer: signature.NewSigner(f.Algorithm, f.Mode)} }
+	s.pool.free = make(chan *batch, poolBatches)
+	s.pool.new = func() *batch { return &batch{signer: signature.NewSigner(f.Algorithm, f.Mode)} }
 	return s
 }
 
@@ -167,8 +181,8 @@ func (s *Server) checkOne(w http.ResponseWriter, r *http.Request) (int, int, int
 	case len(u) > s.opts.MaxURL:
 		return fail(w, http.StatusBadRequest, "url is %d bytes, over the limit of %d", len(u), s.opts.MaxURL), 0, 0
 	}
-	b := s.pool.Get().(*batch)
-	defer s.pool.Put(b)
+	b := s.pool.get()
+	defer s.pool.put(b)
 	b.urls = append(b.urls[:0], []byte(u))
 	nNew, nDup, err := s.decide(r.Context(), b, dryRun(r))
 	if err != nil {
@@ -212,15 +226,11 @@ func (s *Server) checkBatch(w http.ResponseWriter, r *http.Request) (int, int, i
 	if ct != "" && !isJSON && !isText(ct) {
 		return fail(w, http.StatusUnsupportedMediaType, "content type %q: send text/plain (one URL a line) or application/json (an array of strings)", ct), 0, 0
 	}
-	b := s.pool.Get().(*batch)
-	defer s.pool.Put(b)
-	var err error
-	if b.body, err = readBody(b.body[:0], http.MaxBytesReader(w, r.Body, s.opts.MaxBody)); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return fail(w, http.StatusRequestEntityTooLarge, "body over the limit of %d bytes", s.opts.MaxBody), 0, 0
-		}
-		return fail(w, http.StatusBadRequest, "reading the body: %v", err), 0, 0
+	b := s.pool.get()
+	defer s.pool.put(b)
+	defer s.discharge(b)
+	if code := s.readBody(w, r, b); code != 0 {
+		return code, 0, 0
 	}
 	if !utf8.Valid(b.body) {
 		return fail(w, http.StatusBadRequest, "body is not UTF-8"), 0, 0
@@ -236,37 +246,19 @@ func (s *Server) checkBatch(w http.ResponseWriter, r *http.Request) (int, int, i
 	return http.StatusOK, nNew, nDup
 }
 
-func readBody(buf []byte, r io.Reader) ([]byte, error) {
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
-}
-
-// parseBatch splits the body into b.urls; on a bad batch it writes the
-// error and returns its code.
+// parseBatch splits the body into b.urls, in place, and charges the
+// budget for them; on a bad batch it writes the error and returns its code.
+// Parsing stops one URL past MaxBatch.
 func (s *Server) parseBatch(w http.ResponseWriter, b *batch, isJSON bool) int {
 	b.urls = b.urls[:0]
 	if isJSON {
-		b.strs = b.strs[:0]
-		if err := json.Unmarshal(b.body, &b.strs); err != nil {
-			return fail(w, http.StatusBadRequest, "body is not a JSON array of strings: %v", err)
-		}
-		for _, u := range b.strs {
-			b.urls = append(b.urls, []byte(u))
+		var err error
+		if b.urls, err = splitJSON(b.body, b.urls, s.opts.MaxBatch); err != nil {
+			return fail(w, http.StatusBadRequest, "%v", err)
 		}
 	} else {
 		body := b.body
-		for len(body) > 0 {
+		for len(body) > 0 && len(b.urls) <= s.opts.MaxBatch {
 			i := bytes.IndexByte(body, '\n')
 			if i < 0 {
 				i = len(body)
@@ -289,12 +281,16 @@ func (s *Server) parseBatch(w http.ResponseWriter, b *batch, isJSON bool) int {
 	case len(b.urls) == 0:
 		return fail(w, http.StatusBadRequest, "empty batch")
 	case len(b.urls) > s.opts.MaxBatch:
-		return fail(w, http.StatusRequestEntityTooLarge, "batch of %d URLs, over the limit of %d", len(b.urls), s.opts.MaxBatch)
+		return fail(w, http.StatusRequestEntityTooLarge, "batch over the limit of %d URLs", s.opts.MaxBatch)
 	}
 	for i, u := range b.urls {
 		if len(u) > s.opts.MaxURL {
 			return fail(w, http.StatusBadRequest, "URL %d is %d bytes, over the limit of %d", i+1, len(u), s.opts.MaxURL)
 		}
+	}
+	if err := s.charge(b, int64(len(b.urls))*urlCost); err != nil {
+		w.Header().Set("Retry-After", retryAfter)
+		return fail(w, http.StatusServiceUnavailable, "%d bytes in flight, over the limit of %d: retry later", s.budget.used.Load(), s.budget.limit)
 	}
 	return 0
 }

@@ -21,10 +21,28 @@
 //
 // A batch holds at most Options.MaxBatch URLs (default 100,000) in at most
 // Options.MaxBody bytes (default 32 MiB), each URL at most Options.MaxURL
-// bytes (default 64 KiB). Errors are 4xx with a one-line text message: 400
-// for an empty batch, malformed JSON, a body that is not UTF-8, an over-long
-// URL or a missing url parameter; 401 for a missing or wrong bearer token;
-// 405 for another method; 413 for a body or batch over its limit; 415 for
-// another content type. When the backend (Redis) cannot decide, the answer
-// is 503 and nothing of the batch is answered.
+// bytes (default 64 KiB). In a JSON batch, null and "" are refused with the
+// URL's place (counted from 1); in a text batch, blank lines are skipped.
+//
+// Across the server, the bodies being received or decided hold at most
+// Options.MaxInflightBytes (default 80 MiB): a request takes all of its
+// Content-Length before reading it, or steps of a chunked body as they
+// come, plus 40 bytes per URL once parsed. Requests holding more than 1 MiB
+// share four fifths of it (so one body is at most that), the rest is kept
+// for smaller requests. A request that does not fit is
+// answered 503 with "Retry-After: 1" and its connection closed; requests
+// without a body (GET) need no share. A body must arrive within
+// Options.BodyTimeout (default 30 s), else 408 and the connection is
+// closed. Bodies over 1 MiB are held outside the Go heap and returned to
+// the system when their request ends; smaller buffers are reused by at
+// most 16 requests. Server.Drain, before a shutdown, answers requests still
+// receiving their body 503 at once.
+//
+// Errors are 4xx with a one-line text message: 400 for an empty batch,
+// malformed JSON, a null or empty URL in JSON, a body that is not UTF-8,
+// an over-long URL or a missing url parameter; 401 for a missing or wrong
+// bearer token; 405 for another method; 408 for a body too slow; 413 for a
+// body or batch over its limit; 415 for another content type. When the
+// backend (Redis) cannot decide, or the bytes in flight are at their cap,
+// the answer is 503 and nothing of the batch is answered.
 package api

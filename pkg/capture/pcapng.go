@@ -249,7 +249,7 @@ func (r *ngReader) iface(length uint32) error {
 		return r.s.fail(err, what)
 	}
 	in := ngInterfaceInfo{link: layers.LinkType(r.u16(b)), snaplen: r.u32(b[4:]), unit: 1e6, scale: 1e3} // microseconds unless if_tsresol says
-	rest := int64(length) - 20 // options
+	rest := int64(length) - 20                                                                           // options
 	for ended := false; rest > 0 && !ended; {
 		if rest < 4 {
 			return fmt.Errorf("%w: interface description block: %d bytes left for an option header", ErrCorrupt, rest)

@@ -44,11 +44,27 @@ type Config struct {
 	AllowRemote bool
 	Token       string
 	API         api.Options
-	// ShutdownTimeout bounds the drain of in-flight requests; zero means
-	// 10 seconds.
+	// HeaderTimeout bounds the reading of a request's head (zero: 10
+	// seconds); IdleTimeout closes a kept-alive connection that sends no
+	// next request (zero: 60 seconds). Bodies are bounded by
+	// API.BodyTimeout.
+	HeaderTimeout time.Duration
+	IdleTimeout   time.Duration
+	// ShutdownTimeout is the grace given at shutdown to requests whose body
+	// has arrived (zero: 5 seconds); connections still open after it are
+	// closed. Requests still receiving their body are answered 503 at once.
 	ShutdownTimeout time.Duration
 	Logger          *slog.Logger
 }
+
+// Defaults of Config, and the cap on a request's head: enough for a GET
+// of a maximal URL percent-encoded, far from net/http's 1 MiB.
+const (
+	DefaultHeaderTimeout   = 10 * time.Second
+	DefaultIdleTimeout     = 60 * time.Second
+	DefaultShutdownTimeout = 5 * time.Second
+	MaxHeaderBytes         = 256 << 10
+)
 
 // Errors of New.
 var (
@@ -175,22 +191,34 @@ func (d *Daemon) Close() {
 	}
 }
 
-// Run serves until ctx ends: then it stops the sources, drains in-flight
-// API requests (up to ShutdownTimeout), flushes the event log and syncs the
-// state. SIGHUP reopens the event log.
+// Run serves until ctx ends: then it stops the sources, stops the API
+// (requests being decided get ShutdownTimeout; slow clients are cut off,
+// which is not an error), flushes the event log and syncs the state.
+// SIGHUP reopens the event log.
 func (d *Daemon) Run(ctx context.Context) error {
 	apiOpts := d.cfg.API
 	apiOpts.Token = d.cfg.Token
 	apiOpts.Observe = d.metrics.observe
 	mux := http.NewServeMux()
-	apiHandler := api.New(d.backend, &apiOpts).Handler()
+	apiSrv := api.New(d.backend, &apiOpts)
+	d.metrics.watchAPI(apiSrv)
+	apiHandler := apiSrv.Handler()
 	mux.Handle("/v1/", apiHandler)
 	mux.Handle("/healthz", apiHandler)
 	mux.Handle("/metrics", api.RequireToken(d.cfg.Token, promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{})))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: orDefault(d.cfg.HeaderTimeout, DefaultHeaderTimeout),
+		IdleTimeout:       orDefault(d.cfg.IdleTimeout, DefaultIdleTimeout),
+		MaxHeaderBytes:    MaxHeaderBytes,
+	}
+	conns := newAPIConns()
+	conns.install(srv)
 
 	srcCtx, stopSources := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); releaseMemory(srcCtx, conns) }()
 	f := d.backend.Meta().Format
 	for _, s := range d.sources {
 		wg.Add(1)
@@ -240,13 +268,7 @@ loop:
 	d.log.Info("shutting down")
 	stopSources()
 	wg.Wait()
-	timeout := d.cfg.ShutdownTimeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	err = errors.Join(err, srv.Shutdown(sctx), d.cfg.Events.Flush())
+	err = errors.Join(err, d.shutdownAPI(srv, apiSrv, conns), d.cfg.Events.Flush())
 	if d.sync != nil {
 		err = errors.Join(err, d.sync())
 	}
@@ -258,4 +280,39 @@ loop:
 		}
 	}
 	return err
+}
+
+// shutdownAPI stops the API: requests still receiving their body are
+// answered 503 at once, connections with no request being served (idle,
+// silent, or still sending a request's head) are closed, and requests
+// being decided get the grace to finish; connections still open after it
+// are closed. Cutting clients off is not an error.
+func (d *Daemon) shutdownAPI(srv *http.Server, apiSrv *api.Server, conns *apiConns) error {
+	apiSrv.Drain()
+	grace := orDefault(d.cfg.ShutdownTimeout, DefaultShutdownTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Shutdown(ctx) }()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		conns.closeWaiting() // again while Shutdown runs: a connection may have been accepted meanwhile
+		select {
+		case err := <-done:
+			if errors.Is(err, context.DeadlineExceeded) {
+				d.log.Warn("closing API connections still open after the shutdown grace", "grace", grace)
+				err = srv.Close()
+			}
+			return err
+		case <-tick.C:
+		}
+	}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }

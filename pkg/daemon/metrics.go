@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/urldedupd/urldedupd/pkg/api"
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 )
 
@@ -49,6 +50,13 @@ func (m *metrics) observe(endpoint string, code int, d time.Duration, nNew, nDup
 	}
 }
 
+// watchAPI reports the bytes the API's requests hold.
+func (m *metrics) watchAPI(s *api.Server) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "urldedupd_api_inflight_bytes", Help: "Bytes of request bodies (and their URLs) the API holds, out of --max-inflight-bytes.",
+	}, func() float64 { return float64(s.InflightBytes()) }))
+}
+
 func codeLabel(code int) string {
 	switch code {
 	case 200:
@@ -59,10 +67,14 @@ func codeLabel(code int) string {
 		return "401"
 	case 405:
 		return "405"
+	case 408:
+		return "408"
 	case 413:
 		return "413"
 	case 415:
 		return "415"
+	case 503:
+		return "503"
 	}
 	return "other"
 }

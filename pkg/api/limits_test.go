@@ -1,0 +1,271 @@
+package api_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/urldedupd/urldedupd/pkg/api"
+	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
+)
+
+func newAPI(t *testing.T, opts *api.Options) (*api.Server, *httptest.Server) {
+	t.Helper()
+	d, err := shardfile.Open(filepath.Join(t.TempDir(), "s"), &shardfile.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	a := api.New(api.Local{Dir: d, Set: bitcheck.New(d)}, opts)
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	return a, srv
+}
+
+// stalled opens a connection that sends a request's head and the first
+// bytes of its body, then nothing. The connection is closed when the test
+// ends.
+func stalled(t *testing.T, srv *httptest.Server, head, first string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := fmt.Fprintf(c, "POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n%s\r\n%s", head, first); err != nil {
+		t.Fatal(err)
+	}
+	return c, bufio.NewReader(c)
+}
+
+// answer reads the response on a stalled connection, within limit.
+func answer(t *testing.T, c net.Conn, r *bufio.Reader, limit time.Duration) (*http.Response, string) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(limit))
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatalf("no answer within %v: %v", limit, err)
+	}
+	var b strings.Builder
+	_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
+	resp.Body.Close()
+	return resp, b.String()
+}
+
+// waitInflight waits, bounded, until the server holds want bytes.
+func waitInflight(t *testing.T, a *api.Server, want int64) {
+	t.Helper()
+	for i := 0; a.InflightBytes() != want; i++ {
+		if i == 200 {
+			t.Fatalf("%d bytes in flight, want %d", a.InflightBytes(), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Bodies held by stalled clients count against MaxInflightBytes; a body
+// that does not fit is 503 with Retry-After, whether its length is given
+// or it comes chunked; GETs and small batches still pass; all of it is
+// given back when the stalled clients go.
+func TestInflightBytesCap(t *testing.T) {
+	a, srv := newAPI(t, &api.Options{MaxInflightBytes: 1 << 20, BodyTimeout: time.Minute})
+	u := srv.URL + "/v1/check"
+	c1, _ := stalled(t, srv, "Content-Length: 600000\r\n", "http://a/\n")
+	waitInflight(t, a, 600000)
+	c2, _ := stalled(t, srv, "Content-Length: 400000\r\n", "http://b/\n")
+	waitInflight(t, a, 1000000)
+
+	tests := []struct {
+		name, head, body string
+		code             int
+		msg              string
+	}{
+		{"length over the rest", "Content-Length: 100000\r\n", "", 503, "over the limit of 1048576"},
+		{"length over the cap", "Content-Length: 2000000\r\n", "", 413, "body of 2000000 bytes, over the limit of 1048576"},
+		{"chunked over the rest", "Transfer-Encoding: chunked\r\n", "10000\r\n" + strings.Repeat("x", 0x10000) + "\r\n", 503, "over the limit of 1048576"},
+	}
+	for _, tt := range tests {
+		c, r := stalled(t, srv, tt.head, tt.body)
+		resp, body := answer(t, c, r, 5*time.Second)
+		if resp.StatusCode != tt.code || !strings.Contains(body, tt.msg) {
+			t.Errorf("%s: %d %q; want %d with %q", tt.name, resp.StatusCode, body, tt.code, tt.msg)
+		}
+		if tt.code == 503 && resp.Header.Get("Retry-After") != "1" {
+			t.Errorf("%s: Retry-After %q", tt.name, resp.Header.Get("Retry-After"))
+		}
+	}
+	if code, body := do(t, "GET", u+"?url=http://c.example/", "", ""); code != 200 || body != "new\n" {
+		t.Fatalf("GET while the budget is held: %d %q", code, body)
+	}
+	if code, body := do(t, "POST", u, "text/plain", "http://d.example/\n"); code != 200 || body != "new\n" {
+		t.Fatalf("small batch while the budget is held: %d %q", code, body)
+	}
+	c1.Close()
+	c2.Close()
+	waitInflight(t, a, 0)
+	if code, _ := do(t, "POST", u, "text/plain", strings.Repeat("http://e.example/\n", 15000)); code != 200 {
+		t.Fatalf("270 kB batch after the stalled clients left: %d", code)
+	}
+	waitInflight(t, a, 0)
+}
+
+// Requests holding over 1 MiB share 4/5 of the budget: a second big upload
+// is refused while small batches still pass, up to the whole budget.
+func TestInflightReserve(t *testing.T) {
+	a, srv := newAPI(t, &api.Options{MaxInflightBytes: 10 << 20, BodyTimeout: time.Minute})
+	stalled(t, srv, "Content-Length: 5000000\r\n", "http://a/\n")
+	waitInflight(t, a, 5000000)
+	c, r := stalled(t, srv, "Content-Length: 4000000\r\n", "http://a/\n") // 9 MB > 4/5 of 10 MiB
+	if resp, msg := answer(t, c, r, 5*time.Second); resp.StatusCode != 503 {
+		t.Fatalf("second big upload: %d %q", resp.StatusCode, msg)
+	}
+	for range 6 { // 6 × 900 kB on top of 5 MB: into the reserve
+		stalled(t, srv, "Content-Length: 900000\r\n", "http://a/\n")
+	}
+	waitInflight(t, a, 5000000+6*900000)
+	if code, body := do(t, "POST", srv.URL+"/v1/check", "text/plain", "http://b/\n"); code != 200 || body != "new\n" {
+		t.Fatalf("small batch: %d %q", code, body)
+	}
+	c, r = stalled(t, srv, "Content-Length: 900000\r\n", "http://a/\n")
+	if resp, msg := answer(t, c, r, 5*time.Second); resp.StatusCode != 503 {
+		t.Fatalf("small upload past the whole budget: %d %q", resp.StatusCode, msg)
+	}
+	if code, body := do(t, "POST", srv.URL+"/v1/check", "text/plain", strings.Repeat("x", 9<<20)); code != 413 || !strings.Contains(body, "over the limit of 8388608") {
+		t.Fatalf("body over 4/5 of the budget: %d %q", code, body)
+	}
+}
+
+// A chunked body is capped at MaxBody too, and the per-URL charge of a
+// batch counts against the budget.
+func TestInflightChunkedAndPerURL(t *testing.T) {
+	a, srv := newAPI(t, &api.Options{MaxBody: 100000, MaxInflightBytes: 300000, MaxBatch: 1 << 20})
+	chunk := "http://a.example/\n"
+	var body strings.Builder
+	for range 120000 / len(chunk) {
+		body.WriteString(fmt.Sprintf("%x\r\n%s\r\n", len(chunk), chunk))
+	}
+	c, r := stalled(t, srv, "Transfer-Encoding: chunked\r\n", body.String()+"0\r\n\r\n")
+	if resp, msg := answer(t, c, r, 5*time.Second); resp.StatusCode != 413 || !strings.Contains(msg, "body over the limit of 100000 bytes") {
+		t.Fatalf("chunked body over MaxBody: %d %q", resp.StatusCode, msg)
+	}
+	// 50,000 URLs of 2 bytes: 100 kB of body, 2 MB of slices.
+	if code, msg := do(t, "POST", srv.URL+"/v1/check", "text/plain", strings.Repeat("a\n", 50000)); code != 503 || !strings.Contains(msg, "retry later") {
+		t.Fatalf("batch whose URLs do not fit: %d %q", code, msg)
+	}
+	waitInflight(t, a, 0)
+}
+
+// A body that does not arrive within BodyTimeout is 408, and the
+// connection is closed; the budget it held comes back.
+func TestBodyTimeout(t *testing.T) {
+	a, srv := newAPI(t, &api.Options{BodyTimeout: 500 * time.Millisecond})
+	for _, head := range []string{"Content-Length: 1000\r\n", "Transfer-Encoding: chunked\r\n"} {
+		first := "http://a/"
+		if strings.Contains(head, "chunked") {
+			first = "9\r\nhttp://a/\r\n"
+		}
+		start := time.Now()
+		c, r := stalled(t, srv, head, first)
+		resp, body := answer(t, c, r, 5*time.Second)
+		if took := time.Since(start); resp.StatusCode != 408 || !strings.Contains(body, "body not received within 500ms") || took > 2*time.Second {
+			t.Errorf("%s: %d %q after %v; want 408 after 500ms", head, resp.StatusCode, body, took)
+		}
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if n, err := r.Read(make([]byte, 1)); n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("%s: connection still open after a 408 (%d, %v)", head, n, err)
+		}
+		t.Logf("%s: closed %v after the request", head, time.Since(start))
+	}
+	waitInflight(t, a, 0)
+}
+
+// Drain answers the requests still receiving their body at once, and
+// refuses new bodies; GETs are still answered.
+func TestDrain(t *testing.T) {
+	a, srv := newAPI(t, &api.Options{BodyTimeout: time.Minute})
+	var conns []net.Conn
+	var readers []*bufio.Reader
+	for range 20 {
+		c, r := stalled(t, srv, "Content-Length: 1000\r\n", "http://a/")
+		conns, readers = append(conns, c), append(readers, r)
+	}
+	waitInflight(t, a, 20*1000)
+	start := time.Now()
+	a.Drain()
+	for i, c := range conns {
+		resp, body := answer(t, c, readers[i], 2*time.Second)
+		if resp.StatusCode != 503 || !strings.Contains(body, "shutting down") {
+			t.Fatalf("stalled client %d: %d %q", i, resp.StatusCode, body)
+		}
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("20 stalled clients answered in %v", took)
+	}
+	if code, body := do(t, "POST", srv.URL+"/v1/check", "text/plain", "http://b/\n"); code != 503 || !strings.Contains(body, "shutting down") {
+		t.Fatalf("body after Drain: %d %q", code, body)
+	}
+	if code, body := do(t, "GET", srv.URL+"/v1/check?url=http://b/", "", ""); code != 200 || body != "new\n" {
+		t.Fatalf("GET after Drain: %d %q", code, body)
+	}
+	waitInflight(t, a, 0)
+}
+
+// Bodies over 1 MiB (mapped outside the Go heap, unmapped after the
+// request), sent with a length or chunked, as text or JSON, are read and
+// decided whole, again and again.
+func TestBigBodies(t *testing.T) {
+	a, srv := newAPI(t, nil)
+	var text, js strings.Builder
+	js.WriteString("[")
+	const n = 60000
+	for i := range n {
+		u := fmt.Sprintf("http://big.example/%d/%s", i, strings.Repeat("p", 20))
+		text.WriteString(u + "\n")
+		if i > 0 {
+			js.WriteString(",")
+		}
+		js.WriteString(`"` + strings.ReplaceAll(u, "/", `\/`) + `"`)
+	}
+	js.WriteString("]")
+	if text.Len() < 2<<20 {
+		t.Fatalf("text body of %d bytes, want over 2 MiB", text.Len())
+	}
+	for round := range 3 {
+		for _, tc := range []struct {
+			name, ctype string
+			body        io.Reader
+			want        string
+			count       int
+		}{
+			// The first text batch sets the bits; the rest are dry runs.
+			{"text", "text/plain", strings.NewReader(text.String()), "dup\n", n},
+			{"chunked", "text/plain", io.MultiReader(strings.NewReader(text.String())), "dup\n", n},
+			{"JSON", "application/json", strings.NewReader(js.String()), `"dup"`, n + 1}, // and "dup":N
+		} {
+			first := round == 0 && tc.name == "text"
+			if first {
+				tc.want = "new\n"
+			}
+			resp, err := http.Post(srv.URL+"/v1/check?dry_run="+fmt.Sprint(!first), tc.ctype, tc.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if got := strings.Count(string(b), tc.want); resp.StatusCode != 200 || got != tc.count {
+				t.Fatalf("round %d, %s: %d, %d of %d %q", round, tc.name, resp.StatusCode, got, tc.count, tc.want)
+			}
+		}
+	}
+	waitInflight(t, a, 0)
+}
