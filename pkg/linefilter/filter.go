@@ -2,6 +2,7 @@ package linefilter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -24,6 +25,14 @@ const (
 
 // DefaultMaxLine is the longest line a Filter accepts by default.
 const DefaultMaxLine = 64 << 10
+
+// MaxLineLimit is the largest MaxLine a Filter accepts. Run holds three or
+// four blocks of at least 2*MaxLine bytes, so this caps its buffers at
+// about 128 MiB.
+const MaxLineLimit = 16 << 20
+
+// ErrMaxLine is returned by Run when MaxLine is over MaxLineLimit.
+var ErrMaxLine = errors.New("line length limit out of range")
 
 // Stats counts what a Filter has read.
 type Stats struct {
@@ -60,7 +69,7 @@ type Filter struct {
 	// DryRun tests without setting any bit.
 	DryRun bool
 	// MaxLine is the longest accepted line, without its newline; zero
-	// means DefaultMaxLine.
+	// means DefaultMaxLine. Over MaxLineLimit, Run fails with ErrMaxLine.
 	MaxLine int
 	// Warn, when set, is told about every skipped line, with where it was.
 	// It is called from Run's reading goroutine.
@@ -89,6 +98,9 @@ func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string)
 	maxLine := f.MaxLine
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
+	}
+	if maxLine > MaxLineLimit {
+		return fmt.Errorf("linefilter: %w: %d bytes, over the limit of %d", ErrMaxLine, maxLine, MaxLineLimit)
 	}
 	n := nblocks
 	if f.InFlight > 1 {

@@ -109,7 +109,9 @@ func (rd *reader) split(b *block, data []byte, eof bool) []byte {
 		rd.lineNo++
 		rd.add(b, data, rd.lineNo)
 		return nil
-	case len(data) > rd.max:
+	case len(data) > rd.max || len(data) == len(b.buf):
+		// A partial line that fills the block can never complete in it:
+		// skip it rather than read nothing forever.
 		rd.skip(rd.lineNo + 1)
 		rd.skipping = true
 		return nil
