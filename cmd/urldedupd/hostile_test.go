@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -48,5 +49,48 @@ func TestFilterMaxLineFlag(t *testing.T) {
 	out, stderr, code := runFor(t, 30*time.Second, huge, "--dir", dir, "filter", "--max-line", "16777216")
 	if code != 0 || out != "http://after.example/\n" || !strings.Contains(stderr, "-:1: line longer than 16777216 bytes, skipped") {
 		t.Fatalf("at the limit: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+}
+
+// A shard replaced by a symbolic link, even to a valid 2 MiB shard outside
+// the state, is refused by every command that opens the state (exit 3,
+// naming the shard), and the file outside is never written. The old code
+// followed the link: filter, merge, replay and serve wrote into it.
+func TestShardSymlinkRefused(t *testing.T) {
+	dir := newState(t)
+	src := newState(t) // a valid source for merge, its shard 3a also a link
+	outside := filepath.Join(t.TempDir(), "outside")
+	for _, d := range []string{dir, src} {
+		if err := os.Rename(filepath.Join(d, "3a"), outside); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, filepath.Join(d, "3a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	zero, _ := os.ReadFile(outside)
+	other := newState(t)
+	capfile := filepath.Join("..", "..", "pkg", "capture", "testdata", "captures", "http.pcap")
+	// http://x.example/336 signs into shard 3a, so a filter that followed
+	// the link would set a bit in the outside file.
+	in := strings.Repeat("http://x.example/336\n", 3) + "http://new.example/\n"
+	for _, args := range [][]string{
+		{"--dir", dir, "filter"},
+		{"--dir", dir, "check", "http://x/"},
+		{"--dir", dir, "stats"},
+		{"--dir", dir, "snapshot", filepath.Join(t.TempDir(), "snap")},
+		{"--dir", dir, "replay", capfile},
+		{"--dir", dir, "serve", "--events", filepath.Join(t.TempDir(), "ev")},
+		{"merge", "--into", dir, other},
+		{"merge", "--into", other, src},
+		{"migrate", "--from", dir, "--to", "redis://127.0.0.1:1/0"},
+	} {
+		_, stderr, code := runFor(t, 30*time.Second, in, args...)
+		if code != 3 || !strings.Contains(stderr, "/3a: not a regular file") {
+			t.Errorf("%v: exit %d, %q; want exit 3 naming /3a", args, code, stderr)
+		}
+	}
+	if now, _ := os.ReadFile(outside); !bytes.Equal(now, zero) {
+		t.Fatal("the file outside the state was written")
 	}
 }

@@ -78,7 +78,7 @@ func (d *Dir) open(opts *Options) error {
 	if err := flock(d.lock, false, timeout); err != nil {
 		return fmt.Errorf("shardfile: lock %s: %w", d.path, err)
 	}
-	_, err = os.Stat(filepath.Join(d.path, MetaName))
+	_, err = os.Lstat(filepath.Join(d.path, MetaName))
 	if errors.Is(err, fs.ErrNotExist) {
 		if !opts.Create || opts.ReadOnly {
 			if err := d.checkNoShards(); err != nil {
@@ -117,7 +117,7 @@ func (d *Dir) createLocked(opts *Options, timeout time.Duration) error {
 		} else if !errors.Is(err, ErrLocked) {
 			return fmt.Errorf("shardfile: lock %s for creation: %w", d.path, err)
 		}
-		if _, err := os.Stat(metaPath); err == nil {
+		if _, err := os.Lstat(metaPath); err == nil {
 			return d.relock(timeout)
 		}
 		if time.Now().After(deadline) {
@@ -125,7 +125,7 @@ func (d *Dir) createLocked(opts *Options, timeout time.Duration) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if _, err := os.Stat(metaPath); err == nil {
+	if _, err := os.Lstat(metaPath); err == nil {
 		return d.relock(timeout)
 	}
 	if err := d.checkNoShards(); err != nil {
@@ -218,11 +218,11 @@ func removeShards(dir string, n int) {
 }
 
 // checkShards validates every shard's presence, type and size before
-// anything is mapped.
+// anything is mapped. A symbolic link is refused, not followed.
 func (d *Dir) checkShards() error {
 	for i := 0; i < Shards; i++ {
 		p := filepath.Join(d.path, ShardName(i))
-		fi, err := os.Stat(p)
+		fi, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("shardfile: %s: %w", p, ErrShardMissing)
 		}
@@ -237,7 +237,11 @@ func (d *Dir) checkShards() error {
 }
 
 func checkShardInfo(path string, fi os.FileInfo) error {
-	if !fi.Mode().IsRegular() || fi.Size() != ShardBytes {
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("shardfile: %s: %w: mode %v (a shard must be a regular file inside the state directory; links are not followed)",
+			path, ErrNotRegular, fi.Mode())
+	}
+	if fi.Size() != ShardBytes {
 		return fmt.Errorf("shardfile: %s: %w: %d bytes, mode %v (want a regular file of %d bytes)",
 			path, ErrShardSize, fi.Size(), fi.Mode(), ShardBytes)
 	}
@@ -254,7 +258,7 @@ func (d *Dir) mapShards() error {
 	}
 	for i := range d.maps {
 		p := filepath.Join(d.path, ShardName(i))
-		f, err := os.OpenFile(p, flag, 0)
+		f, err := openNoFollow(p, flag)
 		if err != nil {
 			return fmt.Errorf("shardfile: %w", err)
 		}
@@ -269,7 +273,7 @@ func (d *Dir) mapShards() error {
 }
 
 func mapShard(f *os.File, path string, prot int) (mmap.MMap, error) {
-	fi, err := f.Stat() // again: it may have changed since checkShards
+	fi, err := f.Stat() // the opened file, not the path: it may have changed since checkShards
 	if err != nil {
 		return nil, fmt.Errorf("shardfile: %w", err)
 	}

@@ -29,6 +29,10 @@ var (
 	// ErrShardSize is returned when a shard file is not exactly ShardBytes
 	// long, or is not a regular file.
 	ErrShardSize = errors.New("shard file has the wrong size")
+	// ErrNotRegular is returned when a shard or the metadata is not a
+	// regular file: a symbolic link (never followed, wherever it points),
+	// a directory, a device or a FIFO.
+	ErrNotRegular = errors.New("not a regular file")
 	// ErrLocked is returned when the lock could not be had within
 	// Options.LockTimeout.
 	ErrLocked = errors.New("state is locked by another process")

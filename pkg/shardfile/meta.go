@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -137,18 +138,34 @@ func (m *Meta) decodeFields(f map[string]string) error {
 func readMeta(dir string) (Meta, error) {
 	path := filepath.Join(dir, MetaName)
 	var m Meta
-	data, err := os.ReadFile(path)
+	f, err := openNoFollow(path, os.O_RDONLY)
+	if err != nil {
+		return m, fmt.Errorf("shardfile: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return m, fmt.Errorf("shardfile: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return m, fmt.Errorf("shardfile: %s: %w: mode %v (the metadata must be a regular file inside the state directory; links are not followed)",
+			path, ErrNotRegular, fi.Mode())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxMetaBytes+1))
 	if err != nil {
 		return m, fmt.Errorf("shardfile: read %s: %w", path, err)
 	}
-	if len(data) > 4096 {
-		return m, fmt.Errorf("shardfile: %s: %w: %d bytes is too large", path, ErrMetaCorrupt, len(data))
+	if len(data) > maxMetaBytes {
+		return m, fmt.Errorf("shardfile: %s: %w: over %d bytes is too large", path, ErrMetaCorrupt, maxMetaBytes)
 	}
 	if err := m.UnmarshalText(data); err != nil {
 		return m, fmt.Errorf("shardfile: %s: %w", path, err)
 	}
 	return m, nil
 }
+
+// maxMetaBytes is the largest metadata file read; a real one is ~200 bytes.
+const maxMetaBytes = 4096
 
 // writeMeta writes the metadata file atomically: a temporary file, fsync,
 // rename, fsync of the directory.

@@ -47,8 +47,12 @@ func digest(t *testing.T, dir string) string {
 			fmt.Fprintf(h, "%s/\n", e.Name())
 			continue
 		}
+		if e.Type()&os.ModeSymlink != 0 {
+			target, _ := os.Readlink(filepath.Join(dir, e.Name()))
+			fmt.Fprintf(h, "%s -> %s\n", e.Name(), target) // and what it points to, if anything
+		}
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
+		if err != nil && e.Type()&os.ModeSymlink == 0 {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(h, "%s %d\n", e.Name(), len(b))
@@ -140,7 +144,28 @@ func TestOpenRefusesBadState(t *testing.T) {
 		{"shard is a directory", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, "a1"))
 			os.Mkdir(filepath.Join(dir, "a1"), 0o755)
-		}, nil, shardfile.ErrShardSize, "/a1"},
+		}, nil, shardfile.ErrNotRegular, "/a1"},
+		{"shard is a symlink to a valid shard outside", func(t *testing.T, dir string) {
+			linkOutside(t, dir, "c3")
+		}, nil, shardfile.ErrNotRegular, "/c3"},
+		{"shard is a symlink, read-only", func(t *testing.T, dir string) {
+			linkOutside(t, dir, "00")
+		}, &shardfile.Options{ReadOnly: true}, shardfile.ErrNotRegular, "/00"},
+		{"shard is a symlink to a shard inside", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "ff"))
+			os.Symlink("fe", filepath.Join(dir, "ff"))
+		}, nil, shardfile.ErrNotRegular, "/ff"},
+		{"metadata is a symlink to valid metadata outside", func(t *testing.T, dir string) {
+			linkOutside(t, dir, shardfile.MetaName)
+		}, nil, shardfile.ErrNotRegular, shardfile.MetaName},
+		{"metadata is a dangling symlink", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, shardfile.MetaName))
+			os.Symlink("/nonexistent/meta", filepath.Join(dir, shardfile.MetaName))
+		}, &shardfile.Options{Create: true}, shardfile.ErrNotRegular, shardfile.MetaName},
+		{"metadata is a directory", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, shardfile.MetaName))
+			os.Mkdir(filepath.Join(dir, shardfile.MetaName), 0o755)
+		}, nil, shardfile.ErrNotRegular, shardfile.MetaName},
 		{"future version", func(t *testing.T, dir string) {
 			rewriteMeta(t, dir, "urldedupd-state 1", "urldedupd-state 2", true)
 		}, nil, shardfile.ErrFormatVersion, shardfile.MetaName},
@@ -179,6 +204,19 @@ func TestOpenRefusesBadState(t *testing.T) {
 				t.Fatal("Open changed the state's files")
 			}
 		})
+	}
+}
+
+// linkOutside moves the state's file name out of the state directory and
+// puts a symbolic link to it in its place: a valid file, reached by a link.
+func linkOutside(t *testing.T, dir, name string) {
+	t.Helper()
+	outside := filepath.Join(t.TempDir(), name)
+	if err := os.Rename(filepath.Join(dir, name), outside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -2,6 +2,7 @@ package shardfile
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -34,3 +35,14 @@ func flock(f *os.File, exclusive bool, timeout time.Duration) error {
 func syncMap(b []byte) error { return unix.Msync(b, unix.MS_SYNC) }
 
 func isNoSpace(err error) bool { return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) }
+
+// openNoFollow opens path without following a symbolic link in its last
+// element (ELOOP is reported as ErrNotRegular) and without blocking on a
+// FIFO; the caller checks the type of what it opened with f.Stat.
+func openNoFollow(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, fmt.Errorf("%s: %w: a symbolic link (links are not followed)", path, ErrNotRegular)
+	}
+	return f, err
+}
