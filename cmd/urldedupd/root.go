@@ -98,7 +98,8 @@ func exitCode(err error) int {
 		errors.Is(err, shardfile.ErrIncomplete), errors.Is(err, shardfile.ErrMetaCorrupt),
 		errors.Is(err, shardfile.ErrFormatVersion), errors.Is(err, shardfile.ErrLayout),
 		errors.Is(err, shardfile.ErrMetaMismatch), errors.Is(err, shardfile.ErrShardMissing),
-		errors.Is(err, shardfile.ErrShardSize), errors.Is(err, shardfile.ErrNotRegular):
+		errors.Is(err, shardfile.ErrShardSize), errors.Is(err, shardfile.ErrNotRegular),
+		errors.Is(err, shardfile.ErrFault):
 		return exitBadState
 	case errors.Is(err, redisstate.ErrUnavailable):
 		return exitBackend

@@ -33,6 +33,10 @@ var (
 	// regular file: a symbolic link (never followed, wherever it points),
 	// a directory, a device or a FIFO.
 	ErrNotRegular = errors.New("not a regular file")
+	// ErrFault is returned when a shard's mapped memory can no longer be
+	// read or written: its file was truncated while mapped, or, for a
+	// sparse file, the disk had no block left for a page (see Dir.Fault).
+	ErrFault = errors.New("shard file shrank or lost its blocks while mapped (truncated by another process?)")
 	// ErrLocked is returned when the lock could not be had within
 	// Options.LockTimeout.
 	ErrLocked = errors.New("state is locked by another process")

@@ -353,3 +353,26 @@ func TestFileModes(t *testing.T) {
 		}
 	}
 }
+
+// Snapshot of a state whose shard was truncated under it fails with
+// ErrFault naming the shard, and leaves no destination or temporary
+// directory behind.
+func TestSnapshotTruncatedShard(t *testing.T) {
+	dir := create(t, nil)
+	d, err := shardfile.Open(dir, &shardfile.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := os.Truncate(filepath.Join(dir, "80"), 0); err != nil {
+		t.Fatal(err)
+	}
+	parent := t.TempDir()
+	err = d.Snapshot(filepath.Join(parent, "snap"))
+	if !errors.Is(err, shardfile.ErrFault) || !strings.Contains(err.Error(), dir+"/80") {
+		t.Fatalf("Snapshot: %v, want ErrFault naming %s/80", err, dir)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+		t.Fatalf("left %s behind", ents[0].Name())
+	}
+}

@@ -44,6 +44,9 @@ func (d *Dir) Snapshot(dst string) (err error) {
 	for i, m := range d.maps {
 		p := filepath.Join(tmp, ShardName(i))
 		if err := writeFileSync(p, m); err != nil {
+			if isBadAddress(err) { // write(2) from a mapping that lost its pages
+				return fmt.Errorf("shardfile: snapshot: %s: %w", filepath.Join(d.path, ShardName(i)), ErrFault)
+			}
 			return fmt.Errorf("shardfile: snapshot %s: %w", p, noSpace(err))
 		}
 	}

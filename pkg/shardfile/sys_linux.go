@@ -34,6 +34,8 @@ func flock(f *os.File, exclusive bool, timeout time.Duration) error {
 
 func syncMap(b []byte) error { return unix.Msync(b, unix.MS_SYNC) }
 
+func isBadAddress(err error) bool { return errors.Is(err, unix.EFAULT) }
+
 func isNoSpace(err error) bool { return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) }
 
 // openNoFollow opens path without following a symbolic link in its last

@@ -15,4 +15,6 @@ func syncMap(b []byte) error { return errors.ErrUnsupported }
 
 func isNoSpace(err error) bool { return false }
 
+func isBadAddress(err error) bool { return false }
+
 func openNoFollow(path string, flag int) (*os.File, error) { return nil, errors.ErrUnsupported }
