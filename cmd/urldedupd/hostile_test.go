@@ -3,10 +3,12 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -92,5 +94,56 @@ func TestShardSymlinkRefused(t *testing.T) {
 	}
 	if now, _ := os.ReadFile(outside); !bytes.Equal(now, zero) {
 		t.Fatal("the file outside the state was written")
+	}
+}
+
+// SIGTERM (as SIGINT) ends a filter whose standard input is an idle pipe
+// at once, exit 130, with what it decided written. The old code waited for
+// the next line.
+func TestFilterSIGTERMIdleStdin(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		cmd := exec.Command(binary, "--dir", dir, "filter", "--mark")
+		stdin, _ := cmd.StdinPipe() // kept open and idle
+		defer stdin.Close()
+		out := &lockedBuffer{}
+		cmd.Stdout = out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL) })
+		line := fmt.Sprintf("http://idle.example/%v", sig)
+		fmt.Fprintln(stdin, line)
+		for i := 0; !strings.Contains(out.String(), line) && i < 500; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cmd.Process.Signal(sig)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+				t.Fatalf("%v: %v, want exit 130", sig, err)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("%v: filter still running 3 s later with stdin idle", sig)
+		}
+		if out.String() != "new\t"+line+"\n" {
+			t.Fatalf("%v: output %q", sig, out.String())
+		}
+	}
+}
+
+// An unknown command is a usage error (exit 2), as documented.
+func TestUnknownCommand(t *testing.T) {
+	_, stderr, code := run(t, nil, "--dir", t.TempDir(), "bogus")
+	if code != 2 || !strings.Contains(stderr, `unknown command "bogus"`) {
+		t.Fatalf("exit %d, %q", code, stderr)
+	}
+	if out, _, code := run(t, nil); code != 0 || !strings.Contains(out, "Available Commands:") {
+		t.Fatalf("no command: exit %d, %q", code, out)
 	}
 }

@@ -91,7 +91,9 @@ const (
 type flusher interface{ Flush() error }
 
 // Run reads r to its end (or until ctx is done), writing the chosen lines
-// to w. name is used in warnings ("-" for standard input). When w has a
+// to w. When ctx is done Run returns its error at once, even while a Read
+// of r is blocked (an idle pipe or terminal): what was decided is written,
+// and the reading goroutine ends when that Read returns. name is used in warnings ("-" for standard input). When w has a
 // Flush method, Run calls it whenever r has no more data for the moment, so
 // that a filter in a pipeline answers as lines arrive.
 func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string) error {
@@ -117,7 +119,11 @@ func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string)
 	if f.InFlight > 1 {
 		return f.runWindow(ctx, w, rd)
 	}
-	for b := range rd.full {
+	for {
+		b, err := rd.next(ctx)
+		if b == nil {
+			return err
+		}
 		if err := f.decide(ctx, w, b); err != nil {
 			return err
 		}
@@ -127,7 +133,6 @@ func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string)
 		}
 		rd.free <- b
 	}
-	return nil
 }
 
 func (f *Filter) allocBlocks(maxLine, n int) {
@@ -201,7 +206,11 @@ func (f *Filter) runWindow(ctx context.Context, w io.Writer, rd *reader) error {
 		}
 		return nil
 	}
-	for b := range rd.full {
+	for {
+		b, err := rd.next(ctx)
+		if b == nil {
+			return err
+		}
 		// Once its last batch is written, b goes back to the reader: read
 		// what is needed of it first.
 		drained, final, err, empty := b.drained, b.last || b.err != nil, b.err, len(b.sigs) == 0
@@ -238,7 +247,6 @@ func (f *Filter) runWindow(ctx context.Context, w io.Writer, rd *reader) error {
 			rd.free <- b
 		}
 	}
-	return nil
 }
 
 var (

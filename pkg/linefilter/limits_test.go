@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,4 +43,53 @@ func TestFilterAtMaxLineLimit(t *testing.T) {
 	if out != "http://after.example/\n" || len(warns) != 1 || warns[0].line != 1 {
 		t.Fatalf("output %q, warnings %+v", out, warns)
 	}
+}
+
+// Cancelling the context ends Run at once even while its Read is blocked
+// on an idle input, with what was decided already written.
+func TestFilterCancelWhileReadBlocks(t *testing.T) {
+	for _, inFlight := range []int{0, 3} {
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		f := linefilter.Filter{Set: newSet(t), Signer: signature.NewSigner(signature.IEEE, signature.Safe), InFlight: inFlight}
+		ctx, cancel := context.WithCancel(context.Background())
+		out := &lockedWriter{}
+		done := make(chan error, 1)
+		go func() { done <- f.Run(ctx, out, pr, "-") }()
+		pw.Write([]byte("http://idle.example/\n"))
+		deadline := time.Now().Add(10 * time.Second)
+		for out.String() != "http://idle.example/\n" && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) || out.String() != "http://idle.example/\n" {
+				t.Fatalf("in flight %d: %v, output %q", inFlight, err, out.String())
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("in flight %d: Run still blocked 5 s after cancel", inFlight)
+		}
+	}
+}
+
+// lockedWriter is written by Run and read by the test; it flushes as a
+// bufio.Writer would, so that Run writes on every drained block.
+type lockedWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *lockedWriter) Flush() error { return nil }
+
+func (w *lockedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }

@@ -78,6 +78,21 @@ func (rd *reader) run(ctx context.Context) {
 	}
 }
 
+// next returns the next full block, or nil and the reason when there is
+// none: the reader ended (nil error), or ctx is done while it waits for
+// input.
+func (rd *reader) next(ctx context.Context) (*block, error) {
+	select {
+	case b, ok := <-rd.full:
+		if !ok {
+			return nil, nil
+		}
+		return b, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 func (rd *reader) finish(b *block, err error) {
 	b.last, b.err, b.stats = true, err, rd.stats
 	select {

@@ -22,6 +22,7 @@ type Dir struct {
 	meta     Meta
 	readOnly bool
 	created  bool
+	madeDirs []string // directories Open created, outermost first
 	lock     *os.File // the directory itself, flocked
 	maps     [Shards]mmap.MMap
 
@@ -45,6 +46,9 @@ func Open(dir string, opts *Options) (*Dir, error) {
 	d := &Dir{path: dir, readOnly: opts.ReadOnly}
 	if err := d.open(opts); err != nil {
 		_ = d.release()
+		for i := len(d.madeDirs) - 1; i >= 0; i-- {
+			_ = os.Remove(d.madeDirs[i]) // only if still empty: ours alone
+		}
 		return nil, err
 	}
 	if opts.FlushInterval > 0 && !d.readOnly {
@@ -58,7 +62,7 @@ func (d *Dir) open(opts *Options) error {
 	fi, err := os.Stat(d.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && opts.Create && !opts.ReadOnly:
-		if err := os.MkdirAll(d.path, 0o755); err != nil {
+		if d.madeDirs, err = mkdirs(d.path); err != nil {
 			return fmt.Errorf("shardfile: create %s: %w", d.path, noSpace(err))
 		}
 	case errors.Is(err, fs.ErrNotExist):
@@ -144,6 +148,34 @@ func (d *Dir) createLocked(opts *Options, timeout time.Duration) error {
 	}
 	d.created = true
 	return d.relock(timeout)
+}
+
+// mkdirs creates path and its missing parents, mode 0777 less the umask,
+// and returns the ones it created, outermost first (not those another
+// process made meanwhile), so that a failed creation can remove them.
+func mkdirs(path string) ([]string, error) {
+	var missing []string
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	var made []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		err := os.Mkdir(missing[i], 0o777)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return made, err
+		}
+		made = append(made, missing[i])
+	}
+	return made, nil
 }
 
 // relock goes back to the shared lock.
