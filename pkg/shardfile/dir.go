@@ -207,7 +207,7 @@ func createShards(dir string) error {
 	zeros := make([]byte, ShardBytes)
 	for i := 0; i < Shards; i++ {
 		p := filepath.Join(dir, ShardName(i))
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666) // less the umask
 		if err == nil {
 			_, err = f.Write(zeros)
 			if cerr := f.Close(); err == nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -171,19 +173,16 @@ const maxMetaBytes = 4096
 // rename, fsync of the directory.
 func writeMeta(dir string, dirf *os.File, m Meta) (err error) {
 	data, _ := m.MarshalText()
-	tmp, err := os.CreateTemp(dir, "."+MetaName+".tmp-*")
+	tmp, err := createTemp(dir, "."+MetaName+".tmp-")
 	if err != nil {
-		return fmt.Errorf("shardfile: create metadata: %w", err)
+		return fmt.Errorf("shardfile: create metadata: %w", noSpace(err))
 	}
 	defer func() {
 		if err != nil {
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	err = tmp.Chmod(0o644) // CreateTemp makes 0600; the shards are 0644
-	if err == nil {
-		_, err = tmp.Write(data)
-	}
+	_, err = tmp.Write(data)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -200,6 +199,19 @@ func writeMeta(dir string, dirf *os.File, m Meta) (err error) {
 		return fmt.Errorf("shardfile: write %s: %w", filepath.Join(dir, MetaName), noSpace(err))
 	}
 	return nil
+}
+
+// createTemp creates a new file prefix+random in dir, mode 0666 less the
+// umask like the shards (os.CreateTemp would make it 0600).
+func createTemp(dir, prefix string) (*os.File, error) {
+	for try := 0; ; try++ {
+		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("%s%08x", prefix, rand.Uint32())),
+			os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		return f, err
+	}
 }
 
 func noSpace(err error) error {

@@ -342,15 +342,41 @@ func TestFlushInterval(t *testing.T) {
 	}
 }
 
-// Other users (a crawler's account, a monitoring agent) must be able to
-// read a state: every file is created 0644.
+// Every file and directory created follows the umask: 0644 and 0755 under
+// umask 022 (other users can read the state), 0600 and 0700 under 077. The
+// old code made the metadata 0644 and a snapshot directory 0755 whatever
+// the umask.
 func TestFileModes(t *testing.T) {
-	dir := create(t, nil)
-	for _, name := range []string{shardfile.MetaName, "00", "ff"} {
-		fi, err := os.Stat(filepath.Join(dir, name))
-		if err != nil || fi.Mode().Perm() != 0o644 {
-			t.Errorf("%s: mode %v, %v", name, fi.Mode(), err)
-		}
+	for _, tc := range []struct {
+		umask           int
+		file, directory os.FileMode
+	}{{0o022, 0o644, 0o755}, {0o077, 0o600, 0o700}, {0o002, 0o664, 0o775}} {
+		t.Run(fmt.Sprintf("umask %03o", tc.umask), func(t *testing.T) {
+			old := unix.Umask(tc.umask)
+			defer unix.Umask(old)
+			parent := filepath.Join(t.TempDir(), "made")
+			dir := filepath.Join(parent, "state")
+			d, err := shardfile.Open(dir, &shardfile.Options{Create: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			snap := filepath.Join(t.TempDir(), "snap")
+			if err := d.Snapshot(snap); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]os.FileMode{parent: tc.directory, dir: tc.directory, snap: tc.directory}
+			for _, name := range []string{shardfile.MetaName, "00", "ff"} {
+				want[filepath.Join(dir, name)] = tc.file
+				want[filepath.Join(snap, name)] = tc.file
+			}
+			for p, mode := range want {
+				fi, err := os.Stat(p)
+				if err != nil || fi.Mode().Perm() != mode {
+					t.Errorf("%s: mode %v, %v; want %v", p, fi.Mode().Perm(), err, mode)
+				}
+			}
+		})
 	}
 }
 
@@ -374,5 +400,39 @@ func TestSnapshotTruncatedShard(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
 		t.Fatalf("left %s behind", ents[0].Name())
+	}
+}
+
+// A snapshot directory whose writer still holds its lock is not stale:
+// Snapshot leaves it; once the lock is gone, the next Snapshot removes it.
+func TestSnapshotKeepsLockedTempDir(t *testing.T) {
+	d, err := shardfile.Open(create(t, nil), &shardfile.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	parent := t.TempDir()
+	live := filepath.Join(parent, ".other.snapshot-12345678")
+	os.Mkdir(live, 0o755)
+	os.WriteFile(filepath.Join(live, "00"), []byte{0}, 0o644)
+	f, err := os.Open(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Snapshot(filepath.Join(parent, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(live, "00")); err != nil {
+		t.Fatalf("a locked snapshot directory was touched: %v", err)
+	}
+	f.Close()
+	if err := d.Snapshot(filepath.Join(parent, "b")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(live); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("stale snapshot directory still there: %v", err)
 	}
 }
