@@ -114,7 +114,7 @@ func exitCode(err error) int {
 		errors.Is(err, shardfile.ErrFormatVersion), errors.Is(err, shardfile.ErrLayout),
 		errors.Is(err, shardfile.ErrMetaMismatch), errors.Is(err, shardfile.ErrShardMissing),
 		errors.Is(err, shardfile.ErrShardSize), errors.Is(err, shardfile.ErrNotRegular),
-		errors.Is(err, shardfile.ErrFault):
+		errors.Is(err, shardfile.ErrFault), errors.Is(err, shardfile.ErrSparse):
 		return exitBadState
 	case errors.Is(err, redisstate.ErrUnavailable):
 		return exitBackend

@@ -294,7 +294,7 @@ func (d *Dir) mapShards() error {
 		if err != nil {
 			return fmt.Errorf("shardfile: %w", err)
 		}
-		m, err := mapShard(f, p, prot)
+		m, err := mapShard(f, p, prot, d.readOnly)
 		_ = f.Close() // the mapping outlives the descriptor
 		if err != nil {
 			return err
@@ -304,13 +304,22 @@ func (d *Dir) mapShards() error {
 	return nil
 }
 
-func mapShard(f *os.File, path string, prot int) (mmap.MMap, error) {
+func mapShard(f *os.File, path string, prot int, readOnly bool) (mmap.MMap, error) {
 	fi, err := f.Stat() // the opened file, not the path: it may have changed since checkShards
 	if err != nil {
 		return nil, fmt.Errorf("shardfile: %w", err)
 	}
 	if err := checkShardInfo(path, fi); err != nil {
 		return nil, err
+	}
+	// A sparse shard is filled: fallocate allocates its holes without
+	// changing a byte, safe while other processes map it. Read-only users
+	// never write, so a hole cannot fault for them.
+	if n := allocatedBytes(fi); n < ShardBytes && !readOnly {
+		if err := allocate(f, ShardBytes); err != nil {
+			return nil, fmt.Errorf("shardfile: %s: %w: %d of %d bytes allocated; fallocate: %v (copy it with cp --sparse=never, or free space)",
+				path, ErrSparse, n, ShardBytes, err)
+		}
 	}
 	m, err := mmap.MapRegion(f, ShardBytes, prot, 0, 0)
 	if err != nil {

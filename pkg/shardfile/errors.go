@@ -37,6 +37,11 @@ var (
 	// read or written: its file was truncated while mapped, or, for a
 	// sparse file, the disk had no block left for a page (see Dir.Fault).
 	ErrFault = errors.New("shard file shrank or lost its blocks while mapped (truncated by another process?)")
+	// ErrSparse is returned when a shard opened for writing is sparse (its
+	// blocks are not all allocated, as after truncate(1) or a copy that
+	// kept holes) and allocating them failed: a write through the mapping
+	// could then find the disk full, which is SIGBUS.
+	ErrSparse = errors.New("sparse shard file, and its blocks could not be allocated")
 	// ErrLocked is returned when the lock could not be had within
 	// Options.LockTimeout.
 	ErrLocked = errors.New("state is locked by another process")

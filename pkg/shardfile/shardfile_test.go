@@ -436,3 +436,52 @@ func TestSnapshotKeepsLockedTempDir(t *testing.T) {
 		t.Fatalf("stale snapshot directory still there: %v", err)
 	}
 }
+
+// allocated is the disk space of a file, from st_blocks.
+func allocated(t *testing.T, path string) int64 {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Blocks * 512
+}
+
+// A sparse 2 MiB shard (made by truncate) is left sparse by a read-only
+// Open, and has its blocks allocated, content unchanged, by a writable one,
+// so that setting a bit can never find the disk full (SIGBUS). The old code
+// mapped it as it was.
+func TestSparseShardIsFilled(t *testing.T) {
+	dir := create(t, nil)
+	p := filepath.Join(dir, "5a")
+	os.Remove(p)
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{0x80}, 12345) // one real byte among the holes
+	f.Truncate(shardfile.ShardBytes)
+	f.Close()
+	if n := allocated(t, p); n >= shardfile.ShardBytes {
+		t.Fatalf("test set-up: %d bytes allocated, not sparse", n)
+	}
+	ro, err := shardfile.Open(dir, &shardfile.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro.Close()
+	if n := allocated(t, p); n >= shardfile.ShardBytes {
+		t.Fatalf("a read-only Open allocated the shard (%d bytes)", n)
+	}
+	d, err := shardfile.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if n := allocated(t, p); n < shardfile.ShardBytes {
+		t.Fatalf("after a writable Open: %d of %d bytes allocated", n, shardfile.ShardBytes)
+	}
+	if b := d.Shard(0x5a); b[12345] != 0x80 || b[12344] != 0 || b[shardfile.ShardBytes-1] != 0 {
+		t.Fatal("filling changed the content")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,6 +34,18 @@ func flock(f *os.File, exclusive bool, timeout time.Duration) error {
 }
 
 func syncMap(b []byte) error { return unix.Msync(b, unix.MS_SYNC) }
+
+// allocatedBytes is the disk space allocated to a file (st_blocks × 512).
+func allocatedBytes(fi os.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Blocks * 512
+	}
+	return fi.Size()
+}
+
+// allocate allocates every block of f's first size bytes, leaving the
+// content as it is.
+func allocate(f *os.File, size int64) error { return unix.Fallocate(int(f.Fd()), 0, 0, size) }
 
 func isBadAddress(err error) bool { return errors.Is(err, unix.EFAULT) }
 
