@@ -91,11 +91,14 @@ const (
 type flusher interface{ Flush() error }
 
 // Run reads r to its end (or until ctx is done), writing the chosen lines
-// to w. When ctx is done Run returns its error at once, even while a Read
-// of r is blocked (an idle pipe or terminal): what was decided is written,
-// and the reading goroutine ends when that Read returns. name is used in warnings ("-" for standard input). When w has a
+// to w. name is used in warnings ("-" for standard input). When w has a
 // Flush method, Run calls it whenever r has no more data for the moment, so
 // that a filter in a pipeline answers as lines arrive.
+//
+// When ctx is done, Run returns its error at once, even while a Read of r
+// is blocked (an idle pipe or terminal): what was decided is written, and
+// the reading goroutine ends when that Read returns (its buffers are not
+// reused by a later Run).
 func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string) error {
 	maxLine := f.MaxLine
 	if maxLine <= 0 {
@@ -122,6 +125,7 @@ func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string)
 	for {
 		b, err := rd.next(ctx)
 		if b == nil {
+			f.dropBlocksIf(err)
 			return err
 		}
 		if err := f.decide(ctx, w, b); err != nil {
@@ -132,6 +136,14 @@ func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string)
 			return b.err
 		}
 		rd.free <- b
+	}
+}
+
+// dropBlocksIf forgets the blocks when Run stops on err while the reader
+// may still be reading into one of them.
+func (f *Filter) dropBlocksIf(err error) {
+	if err != nil {
+		f.blocks = nil
 	}
 }
 
@@ -209,6 +221,7 @@ func (f *Filter) runWindow(ctx context.Context, w io.Writer, rd *reader) error {
 	for {
 		b, err := rd.next(ctx)
 		if b == nil {
+			f.dropBlocksIf(err)
 			return err
 		}
 		// Once its last batch is written, b goes back to the reader: read

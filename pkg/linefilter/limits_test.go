@@ -70,6 +70,15 @@ func TestFilterCancelWhileReadBlocks(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("in flight %d: Run still blocked 5 s after cancel", inFlight)
 		}
+		// The Filter runs again while the first reader is still blocked;
+		// that reader then gets data into its own buffer, not the new
+		// Run's (run with -race).
+		var again bytes.Buffer
+		if err := f.Run(context.Background(), &again, strings.NewReader("http://second.example/\n"), "-"); err != nil || again.String() != "http://second.example/\n" {
+			t.Fatalf("in flight %d: second run: %v %q", inFlight, err, again.String())
+		}
+		pw.Write([]byte("http://late.example/\n"))
+		pw.Close()
 	}
 }
 
