@@ -43,8 +43,8 @@ func digest(t *testing.T, dir string) string {
 	}
 	h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
 	for _, e := range ents {
-		if e.IsDir() {
-			fmt.Fprintf(h, "%s/\n", e.Name())
+		if e.IsDir() || e.Type()&os.ModeNamedPipe != 0 {
+			fmt.Fprintf(h, "%s %v\n", e.Name(), e.Type()) // a FIFO would block a read
 			continue
 		}
 		if e.Type()&os.ModeSymlink != 0 {
@@ -162,6 +162,15 @@ func TestOpenRefusesBadState(t *testing.T) {
 			os.Remove(filepath.Join(dir, shardfile.MetaName))
 			os.Symlink("/nonexistent/meta", filepath.Join(dir, shardfile.MetaName))
 		}, &shardfile.Options{Create: true}, shardfile.ErrNotRegular, shardfile.MetaName},
+		{"metadata over 4096 bytes", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, shardfile.MetaName)
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, append(bytes.Repeat([]byte("#"), 4097-len(b)), b...), 0o644)
+		}, nil, shardfile.ErrMetaCorrupt, "over 4096 bytes is too large"},
+		{"metadata is a FIFO", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, shardfile.MetaName))
+			unix.Mkfifo(filepath.Join(dir, shardfile.MetaName), 0o644)
+		}, nil, shardfile.ErrNotRegular, shardfile.MetaName},
 		{"metadata is a directory", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, shardfile.MetaName))
 			os.Mkdir(filepath.Join(dir, shardfile.MetaName), 0o755)
