@@ -5,6 +5,9 @@
 # experiment: two passes over 75,012 URLs.
 #
 # Usage: scripts/bench-filter.sh [LINES]   (default 10000000)
+# With BASE=/path/to/an/older/urldedupd, the filter rows are also run with
+# that binary, alternating with this build's, for a before/after in one run.
+# NO_DROP_CACHES=1 skips the cold-cache row (drop_caches is system-wide).
 # Output: a markdown table on stdout, ready for docs/BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,9 +54,12 @@ echo "| command | seconds | peak RSS (MiB) | lines out |"
 echo "|---|---|---|---|"
 measure "floor: read + CRC32 (scripts/crcfloor)" sh -c "'$work/crcfloor' < '$work/urls.txt'"
 for mode in safe none; do
-  rm -rf "$work/state"; "$work/urldedupd" --dir "$work/state" init --normalize $mode > /dev/null
-  measure "urldedupd filter (normalize $mode, new state)" "$work/urldedupd" --dir "$work/state" filter "$work/urls.txt"
-  measure "urldedupd filter (normalize $mode, second run: all dup)" "$work/urldedupd" --dir "$work/state" filter "$work/urls.txt"
+  for bin in ${BASE:+"$BASE"} "$work/urldedupd"; do
+    tag=""; [ "$bin" = "${BASE:-}" ] && tag=", BASE"
+    rm -rf "$work/state"; "$bin" --dir "$work/state" init --normalize $mode > /dev/null
+    measure "urldedupd filter (normalize $mode, new state$tag)" "$bin" --dir "$work/state" filter "$work/urls.txt"
+    measure "urldedupd filter (normalize $mode, second run: all dup$tag)" "$bin" --dir "$work/state" filter "$work/urls.txt"
+  done
 done
 measure "mawk '!seen[\$0]++'" mawk '!seen[$0]++' "$work/urls.txt"
 measure "LC_ALL=C sort -u" env LC_ALL=C sort -u "$work/urls.txt"
@@ -69,7 +75,7 @@ rm -rf "$work/p"; t0=$(ms "$work/urldedupd" --dir "$work/p" init)
 p1=$(ms "$work/urldedupd" --dir "$work/p" filter "$work/patent.txt"); p2=$(ms "$work/urldedupd" --dir "$work/p" filter "$work/patent.txt")
 echo "| fresh state (init took $t0 ms) | $p1 | $p2 |"
 rm -rf "$work/p"; "$work/urldedupd" --dir "$work/p" init > /dev/null
-if sync && echo 3 > /proc/sys/vm/drop_caches 2>/dev/null; then
+if [ -z "${NO_DROP_CACHES:-}" ] && sync && echo 3 > /proc/sys/vm/drop_caches 2>/dev/null; then
   p1=$(ms "$work/urldedupd" --dir "$work/p" filter "$work/patent.txt"); p2=$(ms "$work/urldedupd" --dir "$work/p" filter "$work/patent.txt")
   echo "| existing state, cold page cache | $p1 | $p2 |"
 fi

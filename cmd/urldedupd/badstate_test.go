@@ -54,6 +54,16 @@ func TestBadStateRefused(t *testing.T) {
 			body = body[:strings.LastIndex(body, "checksum ")]
 			os.WriteFile(p, []byte(body+fmt.Sprintf("checksum %08x\n", crc32.ChecksumIEEE([]byte(body)))), 0o644)
 		}, "urldedupd.meta: unknown state format version: \"9\"", 3},
+		{"metadata is a directory", func(dir string) {
+			os.Remove(filepath.Join(dir, "urldedupd.meta"))
+			os.Mkdir(filepath.Join(dir, "urldedupd.meta"), 0o755)
+		}, "urldedupd.meta: not a regular file", 3},
+		{"metadata is a symlink to valid metadata outside", func(dir string) {
+			p := filepath.Join(dir, "urldedupd.meta")
+			outside := filepath.Join(filepath.Dir(dir), "meta-outside")
+			os.Rename(p, outside)
+			os.Symlink(outside, p)
+		}, "urldedupd.meta: not a regular file", 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

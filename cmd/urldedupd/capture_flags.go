@@ -76,7 +76,7 @@ func (o *captureOptions) openOutput(stdout io.Writer) (w *bufio.Writer, close fu
 		w = bufio.NewWriterSize(stdout, 256<<10)
 		return w, w.Flush, nil
 	}
-	f, err := os.OpenFile(o.output, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(o.output, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666) // less the umask
 	if err != nil {
 		return nil, nil, err
 	}

@@ -28,7 +28,7 @@ func (o *filterOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.mark, "mark", false, `print every line, prefixed by "new<TAB>" or "dup<TAB>"`)
 	fs.BoolVar(&o.dryRun, "dry-run", false, "test without recording anything (repeats within the input all count as new)")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "print a summary (lines, new, dup, skipped) to stderr at the end")
-	fs.IntVar(&o.maxLine, "max-line", linefilter.DefaultMaxLine, "longest accepted line in bytes; longer lines are reported and skipped")
+	fs.IntVar(&o.maxLine, "max-line", linefilter.DefaultMaxLine, fmt.Sprintf("longest accepted line in bytes (at most %d); longer lines are reported and skipped", linefilter.MaxLineLimit))
 }
 
 func newFilterCommand(g *globalOptions) *cobra.Command {
@@ -51,6 +51,9 @@ The state is created with the defaults if it does not exist.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.dups && o.mark {
 				return usageError(errors.New("--dups and --mark cannot be combined"))
+			}
+			if o.maxLine < 1 || o.maxLine > linefilter.MaxLineLimit {
+				return usageError(fmt.Errorf("--max-line %d: want 1 to %d bytes", o.maxLine, linefilter.MaxLineLimit))
 			}
 			return runFilter(cmd.Context(), g, o, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

@@ -74,7 +74,10 @@ func runMerge(into string, srcs []string, out io.Writer) (err error) {
 	dirs = append(dirs, dst)
 	set := bitcheck.New(dst)
 	for i, d := range dirs[:len(dirs)-1] {
-		added := set.Merge(bitcheck.New(d))
+		added, err := set.Merge(bitcheck.New(d))
+		if err != nil {
+			return err
+		}
 		fmt.Fprintf(out, "%s: %d bits added\n", srcs[i], added)
 	}
 	return dst.Sync()

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -60,6 +61,15 @@ func runUpload(ctx context.Context, g *globalOptions, dir, addr string, out io.W
 		return err
 	}
 	defer func() { err = errors.Join(err, d.Close()) }()
+	// Reading the shards: a shard truncated under us is an error, not SIGBUS.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if err = d.Fault(r); err == nil {
+				panic(r)
+			}
+		}
+	}()
 	f := d.Meta().Format
 	r, err := redisstate.Open(ctx, addr, &redisstate.Options{Prefix: g.redisPrefix, Create: true, Format: &f})
 	if err != nil {
@@ -119,7 +129,11 @@ func runDownload(ctx context.Context, g *globalOptions, addr, dir string, out io
 		if err != nil {
 			return err
 		}
-		added += set.OrShard(i, data)
+		n, err := set.OrShard(i, data)
+		if err != nil {
+			return err
+		}
+		added += n
 	}
 	fmt.Fprintf(out, "%s -> %s: %d bits added\n", addr, dir, added)
 	return d.Sync()

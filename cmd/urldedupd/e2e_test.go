@@ -206,8 +206,8 @@ func run(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string, 
 	return o.String(), e.String(), code
 }
 
-// SIGINT: a filter waiting on an idle pipe stops at its next read with exit
-// code 130 and all decided output written; a second SIGINT ends it at once.
+// SIGINT: a filter waiting on an idle pipe stops with exit code 130 and all
+// decided output written; a second SIGINT ends it at once.
 func TestFilterSIGINT(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	if out, err := exec.Command(binary, "--dir", state, "init").CombinedOutput(); err != nil {
@@ -247,8 +247,10 @@ func TestFilterSIGINT(t *testing.T) {
 		if !second && (!ok || ee.ExitCode() != 130) {
 			t.Fatalf("first SIGINT: %v, want exit 130", err)
 		}
-		if second && (!ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT) {
-			t.Fatalf("second SIGINT: %v, want killed by SIGINT", err)
+		// The first SIGINT usually ends it before the second arrives (exit
+		// 130); a second one that finds it still running ends it at once.
+		if second && (!ok || ee.ExitCode() != 130 && ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT) {
+			t.Fatalf("second SIGINT: %v, want exit 130 or killed by SIGINT", err)
 		}
 		if want := fmt.Sprintf("new\thttp://sigint.example/%v\n", second); !strings.HasPrefix(out.String(), want) {
 			t.Fatalf("output %q, want %q first", out.String(), want)

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -56,6 +58,19 @@ $XDG_STATE_HOME/urldedupd, else ~/.local/state/urldedupd.`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Runnable, so that an unknown command reaches RunE and is a
+		// usage error (exit 2) rather than cobra's plain error (exit 1).
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, ", "))
+			}
+			return usageError(errors.New(msg))
+		},
 	}
 	root.PersistentFlags().StringVarP(&g.dir, "dir", "d", defaultDir(),
 		"state directory (default: $URLDEDUPD_DIR, $XDG_STATE_HOME/urldedupd or ~/.local/state/urldedupd)")
@@ -98,7 +113,8 @@ func exitCode(err error) int {
 		errors.Is(err, shardfile.ErrIncomplete), errors.Is(err, shardfile.ErrMetaCorrupt),
 		errors.Is(err, shardfile.ErrFormatVersion), errors.Is(err, shardfile.ErrLayout),
 		errors.Is(err, shardfile.ErrMetaMismatch), errors.Is(err, shardfile.ErrShardMissing),
-		errors.Is(err, shardfile.ErrShardSize):
+		errors.Is(err, shardfile.ErrShardSize), errors.Is(err, shardfile.ErrNotRegular),
+		errors.Is(err, shardfile.ErrFault), errors.Is(err, shardfile.ErrSparse):
 		return exitBadState
 	case errors.Is(err, redisstate.ErrUnavailable):
 		return exitBackend

@@ -87,7 +87,7 @@ func (s *state) fill(ctx context.Context) (bitcheck.Fill, error) {
 	if s.redis != nil {
 		return s.redis.Fill(ctx)
 	}
-	return s.set.Fill(), nil
+	return s.set.Fill()
 }
 
 func (s *state) Close() error {

@@ -29,6 +29,6 @@ type Local struct {
 func (l Local) Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
 	return l.Set.Decide(ctx, sigs, seen, dryRun)
 }
-func (l Local) Fill(context.Context) (bitcheck.Fill, error) { return l.Set.Fill(), nil }
+func (l Local) Fill(context.Context) (bitcheck.Fill, error) { return l.Set.Fill() }
 func (l Local) Meta() shardfile.Meta                        { return l.Dir.Meta() }
 func (l Local) String() string                              { return l.Dir.Path() }

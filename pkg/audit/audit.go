@@ -152,11 +152,10 @@ func (l *Log) Request(r *capture.Request) {
 		l.queue(r, sig)
 		return
 	}
-	var seen bool
-	if l.dryRun {
-		seen = l.set.Test(sig)
-	} else {
-		seen = l.set.TestAndSet(sig)
+	seen, err := l.set.Check(sig, l.dryRun) // a shard truncated under us: an error, not SIGBUS
+	if err != nil {
+		l.fail(err)
+		return
 	}
 	l.write(r, seen)
 }

@@ -18,4 +18,12 @@
 // overlap, and a bit already set is a certain duplicate (bits never clear).
 // Only bits that looked clear get the atomic OR, in input order, so the
 // first occurrence of a signature within a batch is the new one.
+//
+// # Faults
+//
+// A shard file truncated under the process makes its mapped pages fault
+// (SIGBUS). Decide, Check, Fill, Merge and OrShard catch that, once per
+// call, and return shardfile.ErrFault naming the shard; other shards keep
+// working. Test, TestAndSet and the batch forms do not: callers that may
+// meet a damaged state use the former.
 package bitcheck

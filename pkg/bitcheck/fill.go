@@ -14,9 +14,10 @@ type Fill struct {
 }
 
 // Fill counts the bits set now. It reads all 512 MiB; concurrent setters
-// may add bits while it runs, which it counts or not.
-func (s *Set) Fill() Fill {
-	var f Fill
+// may add bits while it runs, which it counts or not. A shard truncated
+// under the process makes it fail with shardfile.ErrFault.
+func (s *Set) Fill() (f Fill, err error) {
+	defer s.catch(guard(), nil, &err)
 	for i, ws := range s.words {
 		n := 0
 		for j := range ws {
@@ -24,7 +25,7 @@ func (s *Set) Fill() Fill {
 		}
 		f.Shard[i] = uint64(n)
 	}
-	return f
+	return f, nil
 }
 
 // Bits is the number of bits in the whole bitmap: 2^32.

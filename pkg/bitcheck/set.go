@@ -18,6 +18,7 @@ type shardWords = [wordsPerShard]uint64
 // A Set is safe for concurrent use by any number of goroutines. It is valid
 // until its Dir is closed.
 type Set struct {
+	dir      *shardfile.Dir
 	words    [signature.Shards]*shardWords
 	readOnly bool
 	newN     atomic.Uint64
@@ -32,7 +33,7 @@ type Counts struct {
 
 // New returns a Set over the shards of d.
 func New(d *shardfile.Dir) *Set {
-	s := &Set{readOnly: d.ReadOnly()}
+	s := &Set{dir: d, readOnly: d.ReadOnly()}
 	for i := range s.words {
 		b := d.Shard(i)
 		s.words[i] = (*shardWords)(unsafe.Pointer(unsafe.SliceData(b)))
@@ -60,6 +61,10 @@ func (s *Set) Test(sig signature.Signature) bool {
 
 // TestAndSet sets sig's bit and reports whether it was already set: true
 // means a duplicate, false means sig is new. It panics on a read-only Set.
+//
+// Test, TestAndSet and the batch forms do not catch a fault on the mapping
+// (a shard truncated under the process): called directly, that is SIGBUS.
+// Decide and Check do, and return shardfile.ErrFault.
 func (s *Set) TestAndSet(sig signature.Signature) (seen bool) {
 	s.mustWrite()
 	w, m := s.word(sig)
@@ -126,12 +131,26 @@ var bitSwizzle = func() uint32 {
 }()
 
 // Decide is TestAndSetBatch, or TestBatch when dryRun, in the form every
-// backend shares (the Redis backend's can fail; this one cannot).
-func (s *Set) Decide(_ context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
+// backend shares. It fails only when a shard of the batch was truncated
+// under the process: shardfile.ErrFault, naming the shard; bits of the
+// batch in other shards may then be set, and nothing of it is answered.
+func (s *Set) Decide(_ context.Context, sigs []signature.Signature, seen []bool, dryRun bool) (err error) {
+	defer s.catch(guard(), nil, &err)
 	if dryRun {
 		s.TestBatch(sigs, seen)
 	} else {
 		s.TestAndSetBatch(sigs, seen)
 	}
 	return nil
+}
+
+// Check is Test, or TestAndSet unless dryRun, for one signature, returning
+// shardfile.ErrFault instead of dying when its shard was truncated under
+// the process. Prefer Decide on batches: Check costs a defer per call.
+func (s *Set) Check(sig signature.Signature, dryRun bool) (seen bool, err error) {
+	defer s.catch(guard(), nil, &err)
+	if dryRun {
+		return s.Test(sig), nil
+	}
+	return s.TestAndSet(sig), nil
 }

@@ -118,7 +118,7 @@ func TestWindowDryRun(t *testing.T) {
 			t.Fatalf("answer %d: %v, want %v", i, got[i], want[i])
 		}
 	}
-	if f := set.Fill(); f.Total() != uint64(countDistinct(sigs[:10_000])) {
+	if f, _ := set.Fill(); f.Total() != uint64(countDistinct(sigs[:10_000])) {
 		t.Fatalf("dry run set bits: %d set, want %d", f.Total(), countDistinct(sigs[:10_000]))
 	}
 }

@@ -2,6 +2,7 @@ package linefilter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -24,6 +25,14 @@ const (
 
 // DefaultMaxLine is the longest line a Filter accepts by default.
 const DefaultMaxLine = 64 << 10
+
+// MaxLineLimit is the largest MaxLine a Filter accepts. Run holds three or
+// four blocks of at least 2*MaxLine bytes, so this caps its buffers at
+// about 128 MiB.
+const MaxLineLimit = 16 << 20
+
+// ErrMaxLine is returned by Run when MaxLine is over MaxLineLimit.
+var ErrMaxLine = errors.New("line length limit out of range")
 
 // Stats counts what a Filter has read.
 type Stats struct {
@@ -60,7 +69,7 @@ type Filter struct {
 	// DryRun tests without setting any bit.
 	DryRun bool
 	// MaxLine is the longest accepted line, without its newline; zero
-	// means DefaultMaxLine.
+	// means DefaultMaxLine. Over MaxLineLimit, Run fails with ErrMaxLine.
 	MaxLine int
 	// Warn, when set, is told about every skipped line, with where it was.
 	// It is called from Run's reading goroutine.
@@ -85,10 +94,18 @@ type flusher interface{ Flush() error }
 // to w. name is used in warnings ("-" for standard input). When w has a
 // Flush method, Run calls it whenever r has no more data for the moment, so
 // that a filter in a pipeline answers as lines arrive.
+//
+// When ctx is done, Run returns its error at once, even while a Read of r
+// is blocked (an idle pipe or terminal): what was decided is written, and
+// the reading goroutine ends when that Read returns (its buffers are not
+// reused by a later Run).
 func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string) error {
 	maxLine := f.MaxLine
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
+	}
+	if maxLine > MaxLineLimit {
+		return fmt.Errorf("linefilter: %w: %d bytes, over the limit of %d", ErrMaxLine, maxLine, MaxLineLimit)
 	}
 	n := nblocks
 	if f.InFlight > 1 {
@@ -105,7 +122,12 @@ func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string)
 	if f.InFlight > 1 {
 		return f.runWindow(ctx, w, rd)
 	}
-	for b := range rd.full {
+	for {
+		b, err := rd.next(ctx)
+		if b == nil {
+			f.dropBlocksIf(err)
+			return err
+		}
 		if err := f.decide(ctx, w, b); err != nil {
 			return err
 		}
@@ -115,7 +137,14 @@ func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string)
 		}
 		rd.free <- b
 	}
-	return nil
+}
+
+// dropBlocksIf forgets the blocks when Run stops on err while the reader
+// may still be reading into one of them.
+func (f *Filter) dropBlocksIf(err error) {
+	if err != nil {
+		f.blocks = nil
+	}
 }
 
 func (f *Filter) allocBlocks(maxLine, n int) {
@@ -189,7 +218,12 @@ func (f *Filter) runWindow(ctx context.Context, w io.Writer, rd *reader) error {
 		}
 		return nil
 	}
-	for b := range rd.full {
+	for {
+		b, err := rd.next(ctx)
+		if b == nil {
+			f.dropBlocksIf(err)
+			return err
+		}
 		// Once its last batch is written, b goes back to the reader: read
 		// what is needed of it first.
 		drained, final, err, empty := b.drained, b.last || b.err != nil, b.err, len(b.sigs) == 0
@@ -226,7 +260,6 @@ func (f *Filter) runWindow(ctx context.Context, w io.Writer, rd *reader) error {
 			rd.free <- b
 		}
 	}
-	return nil
 }
 
 var (

@@ -78,6 +78,21 @@ func (rd *reader) run(ctx context.Context) {
 	}
 }
 
+// next returns the next full block, or nil and the reason when there is
+// none: the reader ended (nil error), or ctx is done while it waits for
+// input.
+func (rd *reader) next(ctx context.Context) (*block, error) {
+	select {
+	case b, ok := <-rd.full:
+		if !ok {
+			return nil, nil
+		}
+		return b, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 func (rd *reader) finish(b *block, err error) {
 	b.last, b.err, b.stats = true, err, rd.stats
 	select {
@@ -109,7 +124,9 @@ func (rd *reader) split(b *block, data []byte, eof bool) []byte {
 		rd.lineNo++
 		rd.add(b, data, rd.lineNo)
 		return nil
-	case len(data) > rd.max:
+	case len(data) > rd.max || len(data) == len(b.buf):
+		// A partial line that fills the block can never complete in it:
+		// skip it rather than read nothing forever.
 		rd.skip(rd.lineNo + 1)
 		rd.skipping = true
 		return nil

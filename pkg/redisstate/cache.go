@@ -48,7 +48,11 @@ func (c *Cached) Stats() CacheStats {
 // Decide answers what the cache knows and sends the rest to Redis, which
 // answers a repeat within the batch as its first occurrence does.
 func (c *Cached) Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
-	c.Local.TestBatch(sigs, seen)
+	// Through Decide and Check: a cache shard truncated under us is an
+	// error (shardfile.ErrFault), not SIGBUS.
+	if err := c.Local.Decide(ctx, sigs, seen, true); err != nil {
+		return err
+	}
 	sc, _ := c.scratch.Get().(*cacheScratch)
 	if sc == nil {
 		sc = &cacheScratch{}
@@ -77,7 +81,9 @@ func (c *Cached) Decide(ctx context.Context, sigs []signature.Signature, seen []
 		seen[i] = rs[k]
 		// Redis now has the bit set (unless a dry run found it clear).
 		if !dryRun || rs[k] {
-			c.Local.TestAndSet(sc.sub[k])
+			if _, err := c.Local.Check(sc.sub[k], false); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -22,6 +22,7 @@ type Dir struct {
 	meta     Meta
 	readOnly bool
 	created  bool
+	madeDirs []string // directories Open created, outermost first
 	lock     *os.File // the directory itself, flocked
 	maps     [Shards]mmap.MMap
 
@@ -45,6 +46,9 @@ func Open(dir string, opts *Options) (*Dir, error) {
 	d := &Dir{path: dir, readOnly: opts.ReadOnly}
 	if err := d.open(opts); err != nil {
 		_ = d.release()
+		for i := len(d.madeDirs) - 1; i >= 0; i-- {
+			_ = os.Remove(d.madeDirs[i]) // only if still empty: ours alone
+		}
 		return nil, err
 	}
 	if opts.FlushInterval > 0 && !d.readOnly {
@@ -58,7 +62,7 @@ func (d *Dir) open(opts *Options) error {
 	fi, err := os.Stat(d.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && opts.Create && !opts.ReadOnly:
-		if err := os.MkdirAll(d.path, 0o755); err != nil {
+		if d.madeDirs, err = mkdirs(d.path); err != nil {
 			return fmt.Errorf("shardfile: create %s: %w", d.path, noSpace(err))
 		}
 	case errors.Is(err, fs.ErrNotExist):
@@ -78,7 +82,7 @@ func (d *Dir) open(opts *Options) error {
 	if err := flock(d.lock, false, timeout); err != nil {
 		return fmt.Errorf("shardfile: lock %s: %w", d.path, err)
 	}
-	_, err = os.Stat(filepath.Join(d.path, MetaName))
+	_, err = os.Lstat(filepath.Join(d.path, MetaName))
 	if errors.Is(err, fs.ErrNotExist) {
 		if !opts.Create || opts.ReadOnly {
 			if err := d.checkNoShards(); err != nil {
@@ -117,7 +121,7 @@ func (d *Dir) createLocked(opts *Options, timeout time.Duration) error {
 		} else if !errors.Is(err, ErrLocked) {
 			return fmt.Errorf("shardfile: lock %s for creation: %w", d.path, err)
 		}
-		if _, err := os.Stat(metaPath); err == nil {
+		if _, err := os.Lstat(metaPath); err == nil {
 			return d.relock(timeout)
 		}
 		if time.Now().After(deadline) {
@@ -125,7 +129,7 @@ func (d *Dir) createLocked(opts *Options, timeout time.Duration) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if _, err := os.Stat(metaPath); err == nil {
+	if _, err := os.Lstat(metaPath); err == nil {
 		return d.relock(timeout)
 	}
 	if err := d.checkNoShards(); err != nil {
@@ -144,6 +148,34 @@ func (d *Dir) createLocked(opts *Options, timeout time.Duration) error {
 	}
 	d.created = true
 	return d.relock(timeout)
+}
+
+// mkdirs creates path and its missing parents, mode 0777 less the umask,
+// and returns the ones it created, outermost first (not those another
+// process made meanwhile), so that a failed creation can remove them.
+func mkdirs(path string) ([]string, error) {
+	var missing []string
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	var made []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		err := os.Mkdir(missing[i], 0o777)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return made, err
+		}
+		made = append(made, missing[i])
+	}
+	return made, nil
 }
 
 // relock goes back to the shared lock.
@@ -175,7 +207,7 @@ func createShards(dir string) error {
 	zeros := make([]byte, ShardBytes)
 	for i := 0; i < Shards; i++ {
 		p := filepath.Join(dir, ShardName(i))
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666) // less the umask
 		if err == nil {
 			_, err = f.Write(zeros)
 			if cerr := f.Close(); err == nil {
@@ -218,11 +250,11 @@ func removeShards(dir string, n int) {
 }
 
 // checkShards validates every shard's presence, type and size before
-// anything is mapped.
+// anything is mapped. A symbolic link is refused, not followed.
 func (d *Dir) checkShards() error {
 	for i := 0; i < Shards; i++ {
 		p := filepath.Join(d.path, ShardName(i))
-		fi, err := os.Stat(p)
+		fi, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("shardfile: %s: %w", p, ErrShardMissing)
 		}
@@ -237,7 +269,11 @@ func (d *Dir) checkShards() error {
 }
 
 func checkShardInfo(path string, fi os.FileInfo) error {
-	if !fi.Mode().IsRegular() || fi.Size() != ShardBytes {
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("shardfile: %s: %w: mode %v (a shard must be a regular file inside the state directory; links are not followed)",
+			path, ErrNotRegular, fi.Mode())
+	}
+	if fi.Size() != ShardBytes {
 		return fmt.Errorf("shardfile: %s: %w: %d bytes, mode %v (want a regular file of %d bytes)",
 			path, ErrShardSize, fi.Size(), fi.Mode(), ShardBytes)
 	}
@@ -254,11 +290,11 @@ func (d *Dir) mapShards() error {
 	}
 	for i := range d.maps {
 		p := filepath.Join(d.path, ShardName(i))
-		f, err := os.OpenFile(p, flag, 0)
+		f, err := openNoFollow(p, flag)
 		if err != nil {
 			return fmt.Errorf("shardfile: %w", err)
 		}
-		m, err := mapShard(f, p, prot)
+		m, err := mapShard(f, p, prot, d.readOnly)
 		_ = f.Close() // the mapping outlives the descriptor
 		if err != nil {
 			return err
@@ -268,13 +304,22 @@ func (d *Dir) mapShards() error {
 	return nil
 }
 
-func mapShard(f *os.File, path string, prot int) (mmap.MMap, error) {
-	fi, err := f.Stat() // again: it may have changed since checkShards
+func mapShard(f *os.File, path string, prot int, readOnly bool) (mmap.MMap, error) {
+	fi, err := f.Stat() // the opened file, not the path: it may have changed since checkShards
 	if err != nil {
 		return nil, fmt.Errorf("shardfile: %w", err)
 	}
 	if err := checkShardInfo(path, fi); err != nil {
 		return nil, err
+	}
+	// A sparse shard is filled: fallocate allocates its holes without
+	// changing a byte, safe while other processes map it. Read-only users
+	// never write, so a hole cannot fault for them.
+	if n := allocatedBytes(fi); n < ShardBytes && !readOnly {
+		if err := allocate(f, ShardBytes); err != nil {
+			return nil, fmt.Errorf("shardfile: %s: %w: %d of %d bytes allocated; fallocate: %v (copy it with cp --sparse=never, or free space)",
+				path, ErrSparse, n, ShardBytes, err)
+		}
 	}
 	m, err := mmap.MapRegion(f, ShardBytes, prot, 0, 0)
 	if err != nil {

@@ -26,4 +26,15 @@
 // [Options.FlushInterval] to bound that window. Creation is crash-safe: the
 // metadata file is written last, atomically, so a directory without it was
 // never a complete state.
+//
+// # Faults
+//
+// A shard truncated under a process that maps it (or a sparse one whose
+// disk filled) turns the next access to the lost pages into SIGBUS, which
+// ends a Go program. Code that touches shard memory catches it instead:
+// the goroutine makes faults panics (runtime/debug.SetPanicOnFault), a
+// deferred function recovers the panic and asks [Dir.Fault] whether it was
+// a fault inside this Dir's shards, which it returns as [ErrFault] naming
+// the shard. Package bitcheck does so once per call (per batch), so the
+// per-URL path is unchanged.
 package shardfile

@@ -29,6 +29,19 @@ var (
 	// ErrShardSize is returned when a shard file is not exactly ShardBytes
 	// long, or is not a regular file.
 	ErrShardSize = errors.New("shard file has the wrong size")
+	// ErrNotRegular is returned when a shard or the metadata is not a
+	// regular file: a symbolic link (never followed, wherever it points),
+	// a directory, a device or a FIFO.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrFault is returned when a shard's mapped memory can no longer be
+	// read or written: its file was truncated while mapped, or, for a
+	// sparse file, the disk had no block left for a page (see Dir.Fault).
+	ErrFault = errors.New("shard file shrank or lost its blocks while mapped (truncated by another process?)")
+	// ErrSparse is returned when a shard opened for writing is sparse (its
+	// blocks are not all allocated, as after truncate(1) or a copy that
+	// kept holes) and allocating them failed: a write through the mapping
+	// could then find the disk full, which is SIGBUS.
+	ErrSparse = errors.New("sparse shard file, and its blocks could not be allocated")
 	// ErrLocked is returned when the lock could not be had within
 	// Options.LockTimeout.
 	ErrLocked = errors.New("state is locked by another process")

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -137,12 +140,25 @@ func (m *Meta) decodeFields(f map[string]string) error {
 func readMeta(dir string) (Meta, error) {
 	path := filepath.Join(dir, MetaName)
 	var m Meta
-	data, err := os.ReadFile(path)
+	f, err := openNoFollow(path, os.O_RDONLY)
+	if err != nil {
+		return m, fmt.Errorf("shardfile: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return m, fmt.Errorf("shardfile: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return m, fmt.Errorf("shardfile: %s: %w: mode %v (the metadata must be a regular file inside the state directory; links are not followed)",
+			path, ErrNotRegular, fi.Mode())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxMetaBytes+1))
 	if err != nil {
 		return m, fmt.Errorf("shardfile: read %s: %w", path, err)
 	}
-	if len(data) > 4096 {
-		return m, fmt.Errorf("shardfile: %s: %w: %d bytes is too large", path, ErrMetaCorrupt, len(data))
+	if len(data) > maxMetaBytes {
+		return m, fmt.Errorf("shardfile: %s: %w: over %d bytes is too large", path, ErrMetaCorrupt, maxMetaBytes)
 	}
 	if err := m.UnmarshalText(data); err != nil {
 		return m, fmt.Errorf("shardfile: %s: %w", path, err)
@@ -150,23 +166,23 @@ func readMeta(dir string) (Meta, error) {
 	return m, nil
 }
 
+// maxMetaBytes is the largest metadata file read; a real one is ~200 bytes.
+const maxMetaBytes = 4096
+
 // writeMeta writes the metadata file atomically: a temporary file, fsync,
 // rename, fsync of the directory.
 func writeMeta(dir string, dirf *os.File, m Meta) (err error) {
 	data, _ := m.MarshalText()
-	tmp, err := os.CreateTemp(dir, "."+MetaName+".tmp-*")
+	tmp, err := createTemp(dir, "."+MetaName+".tmp-")
 	if err != nil {
-		return fmt.Errorf("shardfile: create metadata: %w", err)
+		return fmt.Errorf("shardfile: create metadata: %w", noSpace(err))
 	}
 	defer func() {
 		if err != nil {
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	err = tmp.Chmod(0o644) // CreateTemp makes 0600; the shards are 0644
-	if err == nil {
-		_, err = tmp.Write(data)
-	}
+	_, err = tmp.Write(data)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -183,6 +199,19 @@ func writeMeta(dir string, dirf *os.File, m Meta) (err error) {
 		return fmt.Errorf("shardfile: write %s: %w", filepath.Join(dir, MetaName), noSpace(err))
 	}
 	return nil
+}
+
+// createTemp creates a new file prefix+random in dir, mode 0666 less the
+// umask like the shards (os.CreateTemp would make it 0600).
+func createTemp(dir, prefix string) (*os.File, error) {
+	for try := 0; ; try++ {
+		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("%s%08x", prefix, rand.Uint32())),
+			os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		return f, err
+	}
 }
 
 func noSpace(err error) error {

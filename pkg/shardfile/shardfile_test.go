@@ -43,12 +43,16 @@ func digest(t *testing.T, dir string) string {
 	}
 	h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
 	for _, e := range ents {
-		if e.IsDir() {
-			fmt.Fprintf(h, "%s/\n", e.Name())
+		if e.IsDir() || e.Type()&os.ModeNamedPipe != 0 {
+			fmt.Fprintf(h, "%s %v\n", e.Name(), e.Type()) // a FIFO would block a read
 			continue
 		}
+		if e.Type()&os.ModeSymlink != 0 {
+			target, _ := os.Readlink(filepath.Join(dir, e.Name()))
+			fmt.Fprintf(h, "%s -> %s\n", e.Name(), target) // and what it points to, if anything
+		}
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
+		if err != nil && e.Type()&os.ModeSymlink == 0 {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(h, "%s %d\n", e.Name(), len(b))
@@ -140,7 +144,37 @@ func TestOpenRefusesBadState(t *testing.T) {
 		{"shard is a directory", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, "a1"))
 			os.Mkdir(filepath.Join(dir, "a1"), 0o755)
-		}, nil, shardfile.ErrShardSize, "/a1"},
+		}, nil, shardfile.ErrNotRegular, "/a1"},
+		{"shard is a symlink to a valid shard outside", func(t *testing.T, dir string) {
+			linkOutside(t, dir, "c3")
+		}, nil, shardfile.ErrNotRegular, "/c3"},
+		{"shard is a symlink, read-only", func(t *testing.T, dir string) {
+			linkOutside(t, dir, "00")
+		}, &shardfile.Options{ReadOnly: true}, shardfile.ErrNotRegular, "/00"},
+		{"shard is a symlink to a shard inside", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "ff"))
+			os.Symlink("fe", filepath.Join(dir, "ff"))
+		}, nil, shardfile.ErrNotRegular, "/ff"},
+		{"metadata is a symlink to valid metadata outside", func(t *testing.T, dir string) {
+			linkOutside(t, dir, shardfile.MetaName)
+		}, nil, shardfile.ErrNotRegular, shardfile.MetaName},
+		{"metadata is a dangling symlink", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, shardfile.MetaName))
+			os.Symlink("/nonexistent/meta", filepath.Join(dir, shardfile.MetaName))
+		}, &shardfile.Options{Create: true}, shardfile.ErrNotRegular, shardfile.MetaName},
+		{"metadata over 4096 bytes", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, shardfile.MetaName)
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, append(bytes.Repeat([]byte("#"), 4097-len(b)), b...), 0o644)
+		}, nil, shardfile.ErrMetaCorrupt, "over 4096 bytes is too large"},
+		{"metadata is a FIFO", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, shardfile.MetaName))
+			unix.Mkfifo(filepath.Join(dir, shardfile.MetaName), 0o644)
+		}, nil, shardfile.ErrNotRegular, shardfile.MetaName},
+		{"metadata is a directory", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, shardfile.MetaName))
+			os.Mkdir(filepath.Join(dir, shardfile.MetaName), 0o755)
+		}, nil, shardfile.ErrNotRegular, shardfile.MetaName},
 		{"future version", func(t *testing.T, dir string) {
 			rewriteMeta(t, dir, "urldedupd-state 1", "urldedupd-state 2", true)
 		}, nil, shardfile.ErrFormatVersion, shardfile.MetaName},
@@ -179,6 +213,19 @@ func TestOpenRefusesBadState(t *testing.T) {
 				t.Fatal("Open changed the state's files")
 			}
 		})
+	}
+}
+
+// linkOutside moves the state's file name out of the state directory and
+// puts a symbolic link to it in its place: a valid file, reached by a link.
+func linkOutside(t *testing.T, dir, name string) {
+	t.Helper()
+	outside := filepath.Join(t.TempDir(), name)
+	if err := os.Rename(filepath.Join(dir, name), outside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -304,14 +351,146 @@ func TestFlushInterval(t *testing.T) {
 	}
 }
 
-// Other users (a crawler's account, a monitoring agent) must be able to
-// read a state: every file is created 0644.
+// Every file and directory created follows the umask: 0644 and 0755 under
+// umask 022 (other users can read the state), 0600 and 0700 under 077. The
+// old code made the metadata 0644 and a snapshot directory 0755 whatever
+// the umask.
 func TestFileModes(t *testing.T) {
+	for _, tc := range []struct {
+		umask           int
+		file, directory os.FileMode
+	}{{0o022, 0o644, 0o755}, {0o077, 0o600, 0o700}, {0o002, 0o664, 0o775}} {
+		t.Run(fmt.Sprintf("umask %03o", tc.umask), func(t *testing.T) {
+			old := unix.Umask(tc.umask)
+			defer unix.Umask(old)
+			parent := filepath.Join(t.TempDir(), "made")
+			dir := filepath.Join(parent, "state")
+			d, err := shardfile.Open(dir, &shardfile.Options{Create: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			snap := filepath.Join(t.TempDir(), "snap")
+			if err := d.Snapshot(snap); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]os.FileMode{parent: tc.directory, dir: tc.directory, snap: tc.directory}
+			for _, name := range []string{shardfile.MetaName, "00", "ff"} {
+				want[filepath.Join(dir, name)] = tc.file
+				want[filepath.Join(snap, name)] = tc.file
+			}
+			for p, mode := range want {
+				fi, err := os.Stat(p)
+				if err != nil || fi.Mode().Perm() != mode {
+					t.Errorf("%s: mode %v, %v; want %v", p, fi.Mode().Perm(), err, mode)
+				}
+			}
+		})
+	}
+}
+
+// Snapshot of a state whose shard was truncated under it fails with
+// ErrFault naming the shard, and leaves no destination or temporary
+// directory behind.
+func TestSnapshotTruncatedShard(t *testing.T) {
 	dir := create(t, nil)
-	for _, name := range []string{shardfile.MetaName, "00", "ff"} {
-		fi, err := os.Stat(filepath.Join(dir, name))
-		if err != nil || fi.Mode().Perm() != 0o644 {
-			t.Errorf("%s: mode %v, %v", name, fi.Mode(), err)
-		}
+	d, err := shardfile.Open(dir, &shardfile.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := os.Truncate(filepath.Join(dir, "80"), 0); err != nil {
+		t.Fatal(err)
+	}
+	parent := t.TempDir()
+	err = d.Snapshot(filepath.Join(parent, "snap"))
+	if !errors.Is(err, shardfile.ErrFault) || !strings.Contains(err.Error(), dir+"/80") {
+		t.Fatalf("Snapshot: %v, want ErrFault naming %s/80", err, dir)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+		t.Fatalf("left %s behind", ents[0].Name())
+	}
+}
+
+// A snapshot directory whose writer still holds its lock is not stale:
+// Snapshot leaves it; once the lock is gone, the next Snapshot removes it.
+func TestSnapshotKeepsLockedTempDir(t *testing.T) {
+	d, err := shardfile.Open(create(t, nil), &shardfile.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	parent := t.TempDir()
+	live := filepath.Join(parent, ".other.snapshot-12345678")
+	os.Mkdir(live, 0o755)
+	os.WriteFile(filepath.Join(live, "00"), []byte{0}, 0o644)
+	f, err := os.Open(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Snapshot(filepath.Join(parent, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(live, "00")); err != nil {
+		t.Fatalf("a locked snapshot directory was touched: %v", err)
+	}
+	f.Close()
+	if err := d.Snapshot(filepath.Join(parent, "b")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(live); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("stale snapshot directory still there: %v", err)
+	}
+}
+
+// allocated is the disk space of a file, from st_blocks.
+func allocated(t *testing.T, path string) int64 {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Blocks * 512
+}
+
+// A sparse 2 MiB shard (made by truncate) is left sparse by a read-only
+// Open, and has its blocks allocated, content unchanged, by a writable one,
+// so that setting a bit can never find the disk full (SIGBUS). The old code
+// mapped it as it was.
+func TestSparseShardIsFilled(t *testing.T) {
+	dir := create(t, nil)
+	p := filepath.Join(dir, "5a")
+	os.Remove(p)
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{0x80}, 12345) // one real byte among the holes
+	f.Truncate(shardfile.ShardBytes)
+	f.Close()
+	if n := allocated(t, p); n >= shardfile.ShardBytes {
+		t.Fatalf("test set-up: %d bytes allocated, not sparse", n)
+	}
+	ro, err := shardfile.Open(dir, &shardfile.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro.Close()
+	if n := allocated(t, p); n >= shardfile.ShardBytes {
+		t.Fatalf("a read-only Open allocated the shard (%d bytes)", n)
+	}
+	d, err := shardfile.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if n := allocated(t, p); n < shardfile.ShardBytes {
+		t.Fatalf("after a writable Open: %d of %d bytes allocated", n, shardfile.ShardBytes)
+	}
+	if b := d.Shard(0x5a); b[12345] != 0x80 || b[12344] != 0 || b[shardfile.ShardBytes-1] != 0 {
+		t.Fatal("filling changed the content")
 	}
 }

@@ -2,7 +2,9 @@ package shardfile
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,4 +35,29 @@ func flock(f *os.File, exclusive bool, timeout time.Duration) error {
 
 func syncMap(b []byte) error { return unix.Msync(b, unix.MS_SYNC) }
 
+// allocatedBytes is the disk space allocated to a file (st_blocks × 512).
+func allocatedBytes(fi os.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Blocks * 512
+	}
+	return fi.Size()
+}
+
+// allocate allocates every block of f's first size bytes, leaving the
+// content as it is.
+func allocate(f *os.File, size int64) error { return unix.Fallocate(int(f.Fd()), 0, 0, size) }
+
+func isBadAddress(err error) bool { return errors.Is(err, unix.EFAULT) }
+
 func isNoSpace(err error) bool { return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) }
+
+// openNoFollow opens path without following a symbolic link in its last
+// element (ELOOP is reported as ErrNotRegular) and without blocking on a
+// FIFO; the caller checks the type of what it opened with f.Stat.
+func openNoFollow(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, fmt.Errorf("%s: %w: a symbolic link (links are not followed)", path, ErrNotRegular)
+	}
+	return f, err
+}

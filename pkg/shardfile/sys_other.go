@@ -14,3 +14,11 @@ func flock(f *os.File, exclusive bool, timeout time.Duration) error { return err
 func syncMap(b []byte) error { return errors.ErrUnsupported }
 
 func isNoSpace(err error) bool { return false }
+
+func allocatedBytes(fi os.FileInfo) int64 { return fi.Size() }
+
+func allocate(f *os.File, size int64) error { return errors.ErrUnsupported }
+
+func isBadAddress(err error) bool { return false }
+
+func openNoFollow(path string, flag int) (*os.File, error) { return nil, errors.ErrUnsupported }
