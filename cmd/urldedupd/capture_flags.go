@@ -18,14 +18,39 @@ import (
 
 // captureOptions are the flags replay and capture share.
 type captureOptions struct {
-	all     bool
-	json    bool
-	output  string
-	ports   []uint
-	dryRun  bool
+	all    bool
+	json   bool
+	output string
+	ports  []uint
+	dryRun bool
+	reassemblyFlags
+}
+
+// reassemblyFlags are the reassembler's caps, for replay, capture and
+// serve alike.
+type reassemblyFlags struct {
 	maxLine int
 	maxBuf  int // MiB
 	flows   int
+}
+
+func (o *reassemblyFlags) AddFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&o.maxLine, "max-line", capture.DefaultAssemblerOptions.MaxLine, "longest request or header line kept, in bytes")
+	fs.IntVar(&o.maxBuf, "max-buffer-mb", capture.DefaultAssemblerOptions.MaxBuffer>>20,
+		"reassembly memory cap in MiB: out-of-order segments, partial lines, requests waiting for the end of their headers")
+	fs.IntVar(&o.flows, "max-flows", capture.DefaultAssemblerOptions.MaxFlows,
+		fmt.Sprintf("most connection directions tracked at once (%d bytes each, besides --max-buffer-mb); at the cap, ones that carried no data are evicted", capture.FlowCost))
+}
+
+// options checks the flags and returns the reassembler's options.
+func (o *reassemblyFlags) options() (capture.AssemblerOptions, error) {
+	if o.maxBuf <= 0 || o.maxBuf > 1<<20 {
+		return capture.AssemblerOptions{}, usageError(fmt.Errorf("--max-buffer-mb %d: not in 1..%d", o.maxBuf, 1<<20))
+	}
+	if o.flows <= 0 {
+		return capture.AssemblerOptions{}, usageError(fmt.Errorf("--max-flows %d: not a positive count", o.flows))
+	}
+	return capture.AssemblerOptions{MaxLine: o.maxLine, MaxBuffer: o.maxBuf << 20, MaxFlows: o.flows}, nil
 }
 
 func (o *captureOptions) AddFlags(fs *pflag.FlagSet) {
@@ -34,11 +59,7 @@ func (o *captureOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.output, "output", "o", "-", "write the records to this file (appended) instead of stdout")
 	fs.UintSliceVar(&o.ports, "port", nil, "only parse connections to these server ports (repeatable; default: every port)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "test the URLs without recording them")
-	fs.IntVar(&o.maxLine, "max-line", capture.DefaultAssemblerOptions.MaxLine, "longest request or header line kept, in bytes")
-	fs.IntVar(&o.maxBuf, "max-buffer-mb", capture.DefaultAssemblerOptions.MaxBuffer>>20,
-		"reassembly memory cap in MiB: out-of-order segments, partial lines, requests waiting for the end of their headers")
-	fs.IntVar(&o.flows, "max-flows", capture.DefaultAssemblerOptions.MaxFlows,
-		fmt.Sprintf("most connection directions tracked at once (%d bytes each, besides --max-buffer-mb)", capture.FlowCost))
+	o.reassemblyFlags.AddFlags(fs)
 }
 
 func (o *captureOptions) format() (audit.Format, error) {
@@ -54,13 +75,11 @@ func (o *captureOptions) format() (audit.Format, error) {
 }
 
 func (o *captureOptions) engineOptions() (*capture.Options, error) {
-	if o.maxBuf <= 0 || o.maxBuf > 1<<20 {
-		return nil, usageError(fmt.Errorf("--max-buffer-mb %d: not in 1..%d", o.maxBuf, 1<<20))
+	asm, err := o.reassemblyFlags.options()
+	if err != nil {
+		return nil, err
 	}
-	if o.flows <= 0 {
-		return nil, usageError(fmt.Errorf("--max-flows %d: not a positive count", o.flows))
-	}
-	opts := &capture.Options{Assembler: capture.AssemblerOptions{MaxLine: o.maxLine, MaxBuffer: o.maxBuf << 20, MaxFlows: o.flows}}
+	opts := &capture.Options{Assembler: asm}
 	for _, p := range o.ports {
 		if p == 0 || p > 65535 {
 			return nil, usageError(fmt.Errorf("--port %d: not a TCP port", p))
@@ -88,9 +107,9 @@ func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	a := s.Assembler
 	fmt.Fprintf(w, "packets %d  bytes %d  tcp flows %d  requests %d  new %d  dup %d  parse errors %d  reassembly gaps %d  kernel drops %d\n",
 		s.Packets, s.Bytes, a.Flows, c.Requests, c.New, c.Dup, a.ParseErrors, a.Gaps, s.KernelDrops)
-	if s.DecodeErrors > 0 || a.Overflows > 0 || a.SegmentsDenied > 0 || s.Fragments > 0 || c.Invalid > 0 || s.Panics > 0 {
-		fmt.Fprintf(w, "malformed frames %d  IPv4 fragments %d  buffer overflows %d  segments over the flow cap %d  invalid URLs %d  panics recovered %d\n",
-			s.DecodeErrors, s.Fragments, a.Overflows, a.SegmentsDenied, c.Invalid, s.Panics)
+	if s.DecodeErrors > 0 || a.Overflows > 0 || a.SegmentsDenied > 0 || a.Evicted > 0 || s.Fragments > 0 || c.Invalid > 0 || s.Panics > 0 {
+		fmt.Fprintf(w, "malformed frames %d  IPv4 fragments %d  buffer overflows %d  data-less flows evicted at the flow cap %d  segments over the flow cap %d  invalid URLs %d  panics recovered %d\n",
+			s.DecodeErrors, s.Fragments, a.Overflows, a.Evicted, a.SegmentsDenied, c.Invalid, s.Panics)
 	}
 }
 
@@ -108,6 +127,7 @@ type jsonSummary struct {
 	DecodeErrors   uint64 `json:"malformed_frames"`
 	Fragments      uint64 `json:"ipv4_fragments"`
 	Overflows      uint64 `json:"buffer_overflows"`
+	Evicted        uint64 `json:"flows_evicted"`
 	SegmentsDenied uint64 `json:"segments_denied"`
 	Invalid        uint64 `json:"invalid_urls"`
 	Panics         uint64 `json:"panics_recovered"`
@@ -118,7 +138,7 @@ func writeJSONSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	b, _ := json.Marshal(jsonSummary{Packets: s.Packets, Bytes: s.Bytes, TCPFlows: a.Flows, Requests: c.Requests,
 		New: c.New, Dup: c.Dup, ParseErrors: a.ParseErrors, Gaps: a.Gaps, KernelDrops: s.KernelDrops,
 		DecodeErrors: s.DecodeErrors, Fragments: s.Fragments, Overflows: a.Overflows, SegmentsDenied: a.SegmentsDenied,
-		Invalid: c.Invalid, Panics: s.Panics})
+		Evicted: a.Evicted, Invalid: c.Invalid, Panics: s.Panics})
 	fmt.Fprintf(w, "%s\n", b)
 }
 

@@ -31,7 +31,7 @@ type serveOptions struct {
 	user        string
 	flush       time.Duration
 	maxBatch    int
-	maxLine     int
+	reassemblyFlags
 	logFormat   string
 	maxInflight int64
 	bodyTimeout time.Duration
@@ -58,7 +58,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.headTimeout, "header-timeout", daemon.DefaultHeaderTimeout, "time for a client to send a request's head (beyond: connection closed)")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", daemon.DefaultIdleTimeout, "close a kept-alive API connection idle this long")
 	fs.DurationVar(&o.grace, "shutdown-grace", daemon.DefaultShutdownTimeout, "on SIGTERM, time for API requests being decided to finish before connections are closed")
-	fs.IntVar(&o.maxLine, "max-line", capture.DefaultAssemblerOptions.MaxLine, "longest request or header line kept, in bytes")
+	o.reassemblyFlags.AddFlags(fs)
 	fs.StringVar(&o.logFormat, "log-format", "auto", "log format on stderr: text, json, or auto (text on a terminal)")
 }
 
@@ -124,8 +124,12 @@ func newLogger(format string) *slog.Logger {
 
 func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error) {
 	log := newLogger(o.logFormat)
+	asm, err := o.reassemblyFlags.options()
+	if err != nil {
+		return err
+	}
 	cfg := daemon.Config{
-		Capture: capture.Options{Assembler: capture.AssemblerOptions{MaxLine: o.maxLine}},
+		Capture: capture.Options{Assembler: asm},
 		Socket:  o.socket, SocketMode: os.FileMode(o.socketMode),
 		Listen: o.listen, AllowRemote: o.allowRemote, Token: o.token,
 		API:           api.Options{MaxBatch: o.maxBatch, MaxInflightBytes: o.maxInflight, BodyTimeout: o.bodyTimeout},

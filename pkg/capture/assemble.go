@@ -20,10 +20,13 @@ type AssemblerOptions struct {
 	// MaxLine is the longest request or header line kept; longer request
 	// lines are skipped as junk.
 	MaxLine int
-	// MaxFlows caps the connection directions tracked at once; segments of
-	// new ones past it are ignored (and counted) until idle ones expire.
+	// MaxFlows caps the connection directions tracked at once. At the cap
+	// a direction that has carried no data (a SYN and nothing else, what a
+	// SYN flood makes) is forgotten to make room (Evicted); when a sample
+	// of them all carry data, segments of new ones are ignored (and
+	// counted, SegmentsDenied) until idle ones expire.
 	// Each costs FlowCost bytes besides what MaxBuffer counts: the default
-	// bounds that to 112 MiB.
+	// bounds that to about 116 MiB.
 	MaxFlows int
 	// IdleTimeout ends a connection that has sent nothing for this long,
 	// in packet time (never wall-clock time, so replays behave like live
@@ -94,6 +97,7 @@ type AssemblerStats struct {
 	Gaps           uint64 // holes in a stream given up on
 	Overflows      uint64 // times a buffer cap forced bytes to be dropped
 	SegmentsDenied uint64 // segments of new connections ignored because MaxFlows were tracked
+	Evicted        uint64 // halves without data (a SYN and nothing else) forgotten at MaxFlows to make room
 }
 
 type role uint8

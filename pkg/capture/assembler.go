@@ -79,7 +79,7 @@ func (a *Assembler) add(ts time.Time, s *Segment) {
 		if len(s.Payload) == 0 && !s.SYN {
 			return // a bare ACK or FIN of a connection we do not know
 		}
-		if len(a.flows) >= a.opts.MaxFlows {
+		if len(a.flows) >= a.opts.MaxFlows && !a.evictEmpty() {
 			a.Stats.SegmentsDenied++
 			return
 		}
@@ -337,6 +337,33 @@ func (a *Assembler) dropOOO(h *half) {
 		a.release(s.data)
 	}
 	h.ooo, h.oooBytes = nil, 0
+}
+
+// evictProbe is how many tracked halves evictEmpty looks at, at most.
+const evictProbe = 64
+
+// evictEmpty makes room at the flow cap by forgetting one half that holds
+// no stream state: one that has sent a SYN (or a SYN-ACK) and nothing
+// else, which is all a SYN flood creates. Forgetting it loses nothing: if
+// its connection does send data later, the half is made again from that
+// segment, as for a connection that started before the capture. Halves
+// whose bytes have been parsed are never evicted, so a flood of new
+// connections cannot push out the requests in progress. Map iteration
+// starts at a random place, so the probe is a random sample; it reports
+// false when the first evictProbe halves all carry data.
+func (a *Assembler) evictEmpty() bool {
+	n := 0
+	for _, h := range a.flows {
+		if h.parser == nil && len(h.ooo) == 0 {
+			a.remove(h)
+			a.Stats.Evicted++
+			return true
+		}
+		if n++; n == evictProbe {
+			break
+		}
+	}
+	return false
 }
 
 // remove forgets h and everything counted for it.

@@ -91,6 +91,7 @@ var (
 	descPanics    = srcDesc("panics_total", "Panics recovered from while reading or handling a frame (the connection, or all of the source's, dropped); capture went on.")
 	descOverflow  = srcDesc("buffer_overflows_total", "Times a reassembly buffer cap forced held bytes to be dropped.")
 	descDenied    = srcDesc("segments_denied_total", "Segments of new connections ignored because the flow cap was reached.")
+	descEvicted   = srcDesc("flows_evicted_total", "Connection directions without data (a SYN and nothing else) forgotten at the flow cap to make room.")
 	descUndecided = srcDesc("undecided_total", "Requests the backend could not decide (their URLs are not recorded); capture went on.")
 	descUp        = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
 	descLost      = prometheus.NewDesc("urldedupd_event_log_lost_records_total", "Event records that could not be written (capture went on).", nil, nil)
@@ -117,7 +118,7 @@ type collector struct {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPackets, descBytes, descRequests, descNew, descDup, descParseErr,
-		descGaps, descDrops, descPanics, descOverflow, descDenied, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
+		descGaps, descDrops, descPanics, descOverflow, descDenied, descEvicted, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
 		ch <- d
 	}
 }
@@ -140,6 +141,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descPanics, st.Panics+s.panics.Load())
 		counter(descOverflow, st.Assembler.Overflows)
 		counter(descDenied, st.Assembler.SegmentsDenied)
+		counter(descEvicted, st.Assembler.Evicted)
 		counter(descUndecided, undecided)
 		up := 0.0
 		if s.up.Load() {

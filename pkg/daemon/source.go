@@ -161,5 +161,6 @@ func addStats(a, b capture.Stats) capture.Stats {
 	x.Gaps += y.Gaps
 	x.Overflows += y.Overflows
 	x.SegmentsDenied += y.SegmentsDenied
+	x.Evicted += y.Evicted
 	return a
 }
