@@ -5,6 +5,9 @@
 # peak memory on an adversarial capture (scripts/advcapture).
 #
 # Usage: scripts/bench-replay.sh [CAPTURE.pcap]   (default: make one)
+# With BASE=/path/to/an/older/urldedupd, the replay rows are also run with
+# that binary, each right before this build's, for a before/after in one
+# run (ratios: the machine is noisy).
 # Output: markdown tables on stdout, for docs/BENCHMARKS.md. Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,8 +50,21 @@ echo "| tool | seconds | MB/s | packets/s | requests/s | requests found | peak R
 echo "|---|---|---|---|---|---|---|"
 measure "floor: bare packet scan, no reassembly (scripts/pcapscan)" "echo 0" "$work/pcapscan" "$cap"
 "$work/urldedupd" --dir "$work/state" init > /dev/null # creating it is not timed
+if [ -n "${BASE:-}" ]; then
+  "$BASE" --dir "$work/state-base" init > /dev/null
+  measure "BASE replay --all (new state)" "wc -l" "$BASE" --dir "$work/state-base" replay --all "$cap"
+fi
 measure "urldedupd replay --all (new state)" "wc -l" "$work/urldedupd" --dir "$work/state" replay --all "$cap"
+if [ -n "${BASE:-}" ]; then
+  measure "BASE replay --all (second run, all dup)" "wc -l" "$BASE" --dir "$work/state-base" replay --all "$cap"
+fi
 measure "urldedupd replay --all (second run, all dup)" "wc -l" "$work/urldedupd" --dir "$work/state" replay --all "$cap"
+if [ -n "${BASE:-}" ]; then # three more all-dup pairs, alternating
+  for i in 1 2 3; do
+    measure "BASE replay --all (all dup, again $i)" "wc -l" "$BASE" --dir "$work/state-base" replay --all "$cap"
+    measure "urldedupd replay --all (all dup, again $i)" "wc -l" "$work/urldedupd" --dir "$work/state" replay --all "$cap"
+  done
+fi
 measure "tshark -Y http.request -T fields -e http.request.full_uri" "tr ',' '\n' | grep -c ." \
   tshark -n -r "$cap" -Y http.request -T fields -e http.request.full_uri
 measure "httpry -r" "grep -c '	>	'" httpry -r "$cap"
