@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -268,4 +269,35 @@ func TestBigBodies(t *testing.T) {
 		}
 	}
 	waitInflight(t, a, 0)
+}
+
+// A batch whose URLs do not fit in the budget is refused before the
+// slices that would hold them are made: 50,000 URLs of 2 bytes are 100 kB
+// of body but 1.2 MB of slices, which 400 such requests at once would make
+// 480 MB outside the cap.
+func TestURLSlicesChargedBeforeParse(t *testing.T) {
+	a, _ := newAPI(t, &api.Options{MaxBody: 200000, MaxInflightBytes: 300000, MaxBatch: 1 << 20})
+	h := a.Handler()
+	body := strings.Repeat("a\n", 50000)
+	post := func() (int, string) {
+		req := httptest.NewRequest("POST", "/v1/check", strings.NewReader(body))
+		req.Header.Set("Content-Type", "text/plain")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w.Code, w.Body.String()
+	}
+	post() // the pool's first batch
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	code, msg := post()
+	runtime.ReadMemStats(&after)
+	if code != 503 || !strings.Contains(msg, "retry later") {
+		t.Fatalf("batch whose URLs do not fit: %d %q", code, msg)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 600<<10 {
+		t.Errorf("refusing it allocated %d bytes: the URL slices were made before the budget was asked", n)
+	}
+	if a.InflightBytes() != 0 {
+		t.Errorf("%d bytes still in flight", a.InflightBytes())
+	}
 }
