@@ -251,13 +251,14 @@ func (s *Server) checkBatch(w http.ResponseWriter, r *http.Request) (int, int, i
 // Parsing stops one URL past MaxBatch.
 func (s *Server) parseBatch(w http.ResponseWriter, b *batch, isJSON bool) int {
 	// The slices are charged before they are made, for as many URLs as
-	// the body can hold (a line, or a comma, each, and at most one past
-	// MaxBatch); what was not needed is given back after the parse.
-	sep := byte('\n')
+	// the body can hold (a line each; in JSON, a comma after all but the
+	// last and two quotes each), at most one past MaxBatch; what was not
+	// needed is given back after the parse.
+	n := bytes.Count(b.body, []byte{'\n'}) + 1
 	if isJSON {
-		sep = ','
+		n = min(bytes.Count(b.body, []byte{','})+1, bytes.Count(b.body, []byte{'"'})/2)
 	}
-	most := int64(min(bytes.Count(b.body, []byte{sep})+1, s.opts.MaxBatch+1)) * urlCost
+	most := int64(min(n, s.opts.MaxBatch+1)) * urlCost
 	if err := s.charge(b, most); err != nil {
 		w.Header().Set("Retry-After", retryAfter)
 		return fail(w, http.StatusServiceUnavailable, "%d bytes in flight, over the limit of %d: retry later", s.budget.used.Load(), s.budget.limit)

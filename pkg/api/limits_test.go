@@ -301,3 +301,23 @@ func TestURLSlicesChargedBeforeParse(t *testing.T) {
 		t.Errorf("%d bytes still in flight", a.InflightBytes())
 	}
 }
+
+// The charge made before parsing is close to what the URLs take: JSON
+// URLs with commas in them are not counted once per comma, so a batch that
+// fits in a small budget is decided, not refused for ever.
+func TestURLChargeCommasInJSON(t *testing.T) {
+	a, srv := newAPI(t, &api.Options{MaxInflightBytes: 100000})
+	var body strings.Builder
+	body.WriteString("[")
+	for i := range 500 { // 500 URLs, 60 bytes each with 8 commas: 32 kB of body, 20 kB of slices
+		if i > 0 {
+			body.WriteString(",")
+		}
+		fmt.Fprintf(&body, `"http://a.example/x?a=1,2,3,4,5,6,7,8&n=%05d"`, i)
+	}
+	body.WriteString("]")
+	if code, msg := do(t, "POST", srv.URL+"/v1/check", "application/json", body.String()); code != 200 || !strings.Contains(msg, `"new":500`) {
+		t.Fatalf("JSON batch that fits the budget: %d %q", code, msg)
+	}
+	waitInflight(t, a, 0)
+}
