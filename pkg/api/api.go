@@ -250,6 +250,19 @@ func (s *Server) checkBatch(w http.ResponseWriter, r *http.Request) (int, int, i
 // budget for them; on a bad batch it writes the error and returns its code.
 // Parsing stops one URL past MaxBatch.
 func (s *Server) parseBatch(w http.ResponseWriter, b *batch, isJSON bool) int {
+	// The slices are charged before they are made, for as many URLs as
+	// the body can hold (a line each; in JSON, a comma after all but the
+	// last and two quotes each), at most one past MaxBatch; what was not
+	// needed is given back after the parse.
+	n := bytes.Count(b.body, []byte{'\n'}) + 1
+	if isJSON {
+		n = min(bytes.Count(b.body, []byte{','})+1, bytes.Count(b.body, []byte{'"'})/2)
+	}
+	most := int64(min(n, s.opts.MaxBatch+1)) * urlCost
+	if err := s.charge(b, most); err != nil {
+		w.Header().Set("Retry-After", retryAfter)
+		return fail(w, http.StatusServiceUnavailable, "%d bytes in flight, over the limit of %d: retry later", s.budget.used.Load(), s.budget.limit)
+	}
 	b.urls = b.urls[:0]
 	if isJSON {
 		var err error
@@ -288,10 +301,7 @@ func (s *Server) parseBatch(w http.ResponseWriter, b *batch, isJSON bool) int {
 			return fail(w, http.StatusBadRequest, "URL %d is %d bytes, over the limit of %d", i+1, len(u), s.opts.MaxURL)
 		}
 	}
-	if err := s.charge(b, int64(len(b.urls))*urlCost); err != nil {
-		w.Header().Set("Retry-After", retryAfter)
-		return fail(w, http.StatusServiceUnavailable, "%d bytes in flight, over the limit of %d: retry later", s.budget.used.Load(), s.budget.limit)
-	}
+	s.refund(b, most-int64(len(b.urls))*urlCost)
 	return 0
 }
 

@@ -67,6 +67,13 @@ func (s *Server) charge(b *batch, n int64) error {
 	return nil
 }
 
+// refund gives back n of the bytes b's request holds.
+func (s *Server) refund(b *batch, n int64) {
+	n = min(n, b.charged)
+	s.budget.used.Add(-n)
+	b.charged -= n
+}
+
 // discharge gives back all that b's request holds.
 func (s *Server) discharge(b *batch) {
 	s.budget.used.Add(-b.charged)

@@ -27,7 +27,8 @@
 // Across the server, the bodies being received or decided hold at most
 // Options.MaxInflightBytes (default 80 MiB): a request takes all of its
 // Content-Length before reading it, or steps of a chunked body as they
-// come, plus 40 bytes per URL once parsed. Requests holding more than 1 MiB
+// come, plus 40 bytes per URL before parsing (as many as the body can
+// hold, the excess given back after). Requests holding more than 1 MiB
 // share four fifths of it (so one body is at most that), the rest is kept
 // for smaller requests. A request that does not fit is
 // answered 503 with "Retry-After: 1" and its connection closed; requests

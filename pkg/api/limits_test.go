@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -266,6 +267,57 @@ func TestBigBodies(t *testing.T) {
 				t.Fatalf("round %d, %s: %d, %d of %d %q", round, tc.name, resp.StatusCode, got, tc.count, tc.want)
 			}
 		}
+	}
+	waitInflight(t, a, 0)
+}
+
+// A batch whose URLs do not fit in the budget is refused before the
+// slices that would hold them are made: 50,000 URLs of 2 bytes are 100 kB
+// of body but 1.2 MB of slices, which 400 such requests at once would make
+// 480 MB outside the cap.
+func TestURLSlicesChargedBeforeParse(t *testing.T) {
+	a, _ := newAPI(t, &api.Options{MaxBody: 200000, MaxInflightBytes: 300000, MaxBatch: 1 << 20})
+	h := a.Handler()
+	body := strings.Repeat("a\n", 50000)
+	post := func() (int, string) {
+		req := httptest.NewRequest("POST", "/v1/check", strings.NewReader(body))
+		req.Header.Set("Content-Type", "text/plain")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w.Code, w.Body.String()
+	}
+	post() // the pool's first batch
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	code, msg := post()
+	runtime.ReadMemStats(&after)
+	if code != 503 || !strings.Contains(msg, "retry later") {
+		t.Fatalf("batch whose URLs do not fit: %d %q", code, msg)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 600<<10 {
+		t.Errorf("refusing it allocated %d bytes: the URL slices were made before the budget was asked", n)
+	}
+	if a.InflightBytes() != 0 {
+		t.Errorf("%d bytes still in flight", a.InflightBytes())
+	}
+}
+
+// The charge made before parsing is close to what the URLs take: JSON
+// URLs with commas in them are not counted once per comma, so a batch that
+// fits in a small budget is decided, not refused for ever.
+func TestURLChargeCommasInJSON(t *testing.T) {
+	a, srv := newAPI(t, &api.Options{MaxInflightBytes: 100000})
+	var body strings.Builder
+	body.WriteString("[")
+	for i := range 500 { // 500 URLs, 60 bytes each with 8 commas: 32 kB of body, 20 kB of slices
+		if i > 0 {
+			body.WriteString(",")
+		}
+		fmt.Fprintf(&body, `"http://a.example/x?a=1,2,3,4,5,6,7,8&n=%05d"`, i)
+	}
+	body.WriteString("]")
+	if code, msg := do(t, "POST", srv.URL+"/v1/check", "application/json", body.String()); code != 200 || !strings.Contains(msg, `"new":500`) {
+		t.Fatalf("JSON batch that fits the budget: %d %q", code, msg)
 	}
 	waitInflight(t, a, 0)
 }

@@ -88,6 +88,7 @@ type Daemon struct {
 	sync      func() error
 	sources   []*source
 	listeners []net.Listener
+	socket    os.FileInfo // the socket file as made, so that exit removes it and no other
 	metrics   *metrics
 	log       *slog.Logger
 }
@@ -131,6 +132,7 @@ func (d *Daemon) open() error {
 			return err
 		}
 		d.listeners = append(d.listeners, l)
+		d.socket, _ = os.Lstat(cfg.Socket)
 		if u := cfg.SocketOwner; u != nil && !canUnlinkIn(filepath.Dir(cfg.Socket), u) {
 			d.log.Warn("the socket's directory is not writable by --user: the socket will stay after exit (the next start replaces it)",
 				"socket", cfg.Socket, "user", u.Name)
@@ -274,12 +276,22 @@ loop:
 	}
 	if d.cfg.Socket != "" {
 		// Closing the listener removed it, unless --user may not write
-		// its directory (New warned then).
-		if e := os.Remove(d.cfg.Socket); e != nil && !errors.Is(e, fs.ErrNotExist) {
-			d.log.Warn("socket not removed", "err", e)
+		// its directory (New warned then). A socket at the path now may
+		// be another serve's, started since: only ours is removed.
+		if fi, e := os.Lstat(d.cfg.Socket); e == nil && sameSocket(fi, d.socket) {
+			if e := os.Remove(d.cfg.Socket); e != nil && !errors.Is(e, fs.ErrNotExist) {
+				d.log.Warn("socket not removed", "err", e)
+			}
 		}
 	}
 	return err
+}
+
+// sameSocket reports whether fi is the socket file made: the same inode,
+// and the same time of change (an inode freed by the listener's close may
+// be reused at once for another socket).
+func sameSocket(fi, made os.FileInfo) bool {
+	return made != nil && os.SameFile(fi, made) && fi.ModTime().Equal(made.ModTime())
 }
 
 // shutdownAPI stops the API: requests still receiving their body are

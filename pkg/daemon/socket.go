@@ -1,9 +1,12 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -13,9 +16,9 @@ const maxSocketPath = 107
 
 // listenUnix listens on a Unix socket with mode (0660 when zero), owned by
 // owner when set, replacing a stale socket file left by a process that
-// died, but never one a live process serves, nor anything that is not a
-// socket. The socket is created with mode already in force: no client
-// connects in between.
+// died (connecting to it is refused), but never one a live process serves,
+// busy or not, nor anything that is not a socket. The socket is created
+// with mode already in force: no client connects in between.
 func listenUnix(path string, mode os.FileMode, owner *User) (net.Listener, error) {
 	if mode == 0 {
 		mode = 0o660
@@ -24,9 +27,16 @@ func listenUnix(path string, mode os.FileMode, owner *User) (net.Listener, error
 		if fi.Mode()&os.ModeSocket == 0 {
 			return nil, fmt.Errorf("daemon: socket %s: %w (%s): remove it or give another --socket", path, ErrSocketPathTaken, kind(fi))
 		}
-		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		// Only a refused connection means nobody listens: a live server
+		// that is busy (its backlog full: EAGAIN) or slow (a timeout) is
+		// still there, and its socket must not be taken over.
+		c, err := net.DialTimeout("unix", path, time.Second)
+		if err == nil {
 			c.Close()
 			return nil, fmt.Errorf("daemon: socket %s: %w", path, ErrSocketInUse)
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("daemon: socket %s: %w (connecting to it: %v)", path, ErrSocketInUse, err)
 		}
 		os.Remove(path)
 	}

@@ -1,0 +1,87 @@
+package daemon
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/urldedupd/urldedupd/pkg/api"
+	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
+)
+
+// A serve that exits removes its own socket, never one that another serve
+// made at the path while this one was shutting down (here: while the
+// state is synced, after the API's listener closed).
+func TestExitKeepsAnotherServesSocket(t *testing.T) {
+	tmp := t.TempDir()
+	dir, err := shardfile.Open(filepath.Join(tmp, "state"), &shardfile.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	events, err := OpenEventLog(filepath.Join(tmp, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+	sock := filepath.Join(tmp, "api.sock")
+	var other net.Listener
+	sync := func() error { // the other serve starts now
+		var err error
+		other, err = listenUnix(sock, 0, nil)
+		return err
+	}
+	d, err := New(api.Local{Dir: dir, Set: bitcheck.New(dir)}, nil, sync, Config{Socket: sock, Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := d.Run(ctx); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if other == nil {
+		t.Fatal("the other serve did not start")
+	}
+	defer other.Close()
+	if _, err := os.Lstat(sock); err != nil {
+		t.Fatalf("the other serve's socket is gone: %v", err)
+	}
+	c, err := net.DialTimeout("unix", sock, time.Second)
+	if err != nil {
+		t.Fatalf("dial the other serve: %v", err)
+	}
+	c.Close()
+}
+
+// Without another serve, the socket is gone after Run.
+func TestExitRemovesSocket(t *testing.T) {
+	tmp := t.TempDir()
+	dir, err := shardfile.Open(filepath.Join(tmp, "state"), &shardfile.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	events, err := OpenEventLog(filepath.Join(tmp, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+	sock := filepath.Join(tmp, "api.sock")
+	d, err := New(api.Local{Dir: dir, Set: bitcheck.New(dir)}, nil, nil, Config{Socket: sock, Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := d.Run(ctx); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Fatalf("socket left after Run: %v", err)
+	}
+}
