@@ -108,7 +108,7 @@ func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	fmt.Fprintf(w, "packets %d  bytes %d  tcp flows %d  requests %d  new %d  dup %d  parse errors %d  reassembly gaps %d  kernel drops %d\n",
 		s.Packets, s.Bytes, a.Flows, c.Requests, c.New, c.Dup, a.ParseErrors, a.Gaps, s.KernelDrops)
 	if s.DecodeErrors > 0 || a.Overflows > 0 || a.SegmentsDenied > 0 || a.Evicted > 0 || s.Fragments > 0 || c.Invalid > 0 || s.Panics > 0 {
-		fmt.Fprintf(w, "malformed frames %d  IPv4 fragments %d  buffer overflows %d  data-less flows evicted at the flow cap %d  segments over the flow cap %d  invalid URLs %d  panics recovered %d\n",
+		fmt.Fprintf(w, "malformed frames %d  IPv4 fragments %d  buffer overflows %d  flows evicted at the flow cap %d  segments over the flow cap %d  invalid URLs %d  panics recovered %d\n",
 			s.DecodeErrors, s.Fragments, a.Overflows, a.Evicted, a.SegmentsDenied, c.Invalid, s.Panics)
 	}
 }

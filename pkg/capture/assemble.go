@@ -22,9 +22,10 @@ type AssemblerOptions struct {
 	MaxLine int
 	// MaxFlows caps the connection directions tracked at once. At the cap
 	// a direction that has carried no data (a SYN and nothing else, what a
-	// SYN flood makes) is forgotten to make room (Evicted); when a sample
-	// of them all carry data, segments of new ones are ignored (and
-	// counted, SegmentsDenied) until idle ones expire.
+	// SYN flood makes) is forgotten to make room, else one quiet for a
+	// second of packet time is ended (Evicted); when a sample of them all
+	// carried data within the second, segments of new ones are ignored
+	// (and counted, SegmentsDenied).
 	// Each costs FlowCost bytes besides what MaxBuffer counts: the default
 	// bounds that to about 116 MiB.
 	MaxFlows int
@@ -97,7 +98,7 @@ type AssemblerStats struct {
 	Gaps           uint64 // holes in a stream given up on
 	Overflows      uint64 // times a buffer cap forced bytes to be dropped
 	SegmentsDenied uint64 // segments of new connections ignored because MaxFlows were tracked
-	Evicted        uint64 // halves without data (a SYN and nothing else) forgotten at MaxFlows to make room
+	Evicted        uint64 // halves forgotten at MaxFlows to make room: without data (a SYN and nothing else), else quiet for a second
 }
 
 type role uint8

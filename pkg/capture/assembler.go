@@ -58,8 +58,15 @@ func (a *Assembler) Add(ts time.Time, s *Segment) {
 
 func (a *Assembler) add(ts time.Time, s *Segment) {
 	now := ts.UnixNano()
-	if now > a.now {
+	switch {
+	case now > a.now:
 		a.now = now
+	case a.now-now > int64(timeJump):
+		// Packet time went back a long way: past a far-future timestamp
+		// (a damaged or hostile record) or into another capture's
+		// timeline. Follow it: waiting for the old time to come back
+		// would stop the sweeps that expire idle connections and holes.
+		a.now, a.lastSweep = now, now
 	}
 	if a.now-a.lastSweep >= int64(time.Second) {
 		a.sweep()
@@ -79,7 +86,7 @@ func (a *Assembler) add(ts time.Time, s *Segment) {
 		if len(s.Payload) == 0 && !s.SYN {
 			return // a bare ACK or FIN of a connection we do not know
 		}
-		if len(a.flows) >= a.opts.MaxFlows && !a.evictEmpty() {
+		if len(a.flows) >= a.opts.MaxFlows && !a.evict() {
 			a.Stats.SegmentsDenied++
 			return
 		}
@@ -339,19 +346,32 @@ func (a *Assembler) dropOOO(h *half) {
 	h.ooo, h.oooBytes = nil, 0
 }
 
-// evictProbe is how many tracked halves evictEmpty looks at, at most.
+// timeJump is how far packet time may go back before the assembler
+// follows it; smaller steps back (packets reordered across capture queues)
+// leave its clock where it is.
+const timeJump = time.Minute
+
+// evictProbe is how many tracked halves evict looks at, at most.
 const evictProbe = 64
 
-// evictEmpty makes room at the flow cap by forgetting one half that holds
-// no stream state: one that has sent a SYN (or a SYN-ACK) and nothing
-// else, which is all a SYN flood creates. Forgetting it loses nothing: if
-// its connection does send data later, the half is made again from that
-// segment, as for a connection that started before the capture. Halves
-// whose bytes have been parsed are never evicted, so a flood of new
-// connections cannot push out the requests in progress. Map iteration
-// starts at a random place, so the probe is a random sample; it reports
-// false when the first evictProbe halves all carry data.
-func (a *Assembler) evictEmpty() bool {
+// evictQuiet is how long, in packet time, a half that carries data must
+// have been quiet before evict may end it.
+const evictQuiet = int64(time.Second)
+
+// evict makes room at the flow cap. It looks at a random sample of the
+// tracked halves (map iteration starts at a random place) and forgets the
+// first that holds no stream state: one that has sent a SYN (or a
+// SYN-ACK) and nothing else, all a SYN flood creates. Forgetting it loses
+// nothing: if its connection does send data later, the half is made again
+// from that segment, as for a connection that started before the capture.
+// Failing that, it ends the half of the sample quiet the longest, if it
+// has been quiet for evictQuiet, as the idle timeout would (held bytes
+// delivered, a request whose headers never ended reported): a flood of
+// one-byte segments must be resent every second to hold the table.
+// It reports false when every sampled half carried data within
+// evictQuiet: the table is really that busy.
+func (a *Assembler) evict() bool {
+	var quiet *half
 	n := 0
 	for _, h := range a.flows {
 		if h.parser == nil && len(h.ooo) == 0 {
@@ -359,11 +379,21 @@ func (a *Assembler) evictEmpty() bool {
 			a.Stats.Evicted++
 			return true
 		}
+		if a.now-h.lastSeen >= evictQuiet && (quiet == nil || h.lastSeen < quiet.lastSeen) {
+			quiet = h
+		}
 		if n++; n == evictProbe {
 			break
 		}
 	}
-	return false
+	if quiet == nil {
+		return false
+	}
+	a.busy = quiet
+	a.closeHalf(quiet)
+	a.busy = nil
+	a.Stats.Evicted++
+	return true
 }
 
 // remove forgets h and everything counted for it.
@@ -400,6 +430,8 @@ func (a *Assembler) sweep() {
 	a.lastSweep = a.now
 	idle, gap := a.opts.IdleTimeout.Nanoseconds(), a.opts.GapTimeout.Nanoseconds()
 	for _, h := range a.flows {
+		// Times from before packet time went back are taken as now.
+		h.lastSeen, h.gapSince = min(h.lastSeen, a.now), min(h.gapSince, a.now)
 		switch {
 		case a.now-h.lastSeen >= idle:
 			a.closeHalf(h)

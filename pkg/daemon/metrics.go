@@ -91,7 +91,7 @@ var (
 	descPanics    = srcDesc("panics_total", "Panics recovered from while reading or handling a frame (the connection, or all of the source's, dropped); capture went on.")
 	descOverflow  = srcDesc("buffer_overflows_total", "Times a reassembly buffer cap forced held bytes to be dropped.")
 	descDenied    = srcDesc("segments_denied_total", "Segments of new connections ignored because the flow cap was reached.")
-	descEvicted   = srcDesc("flows_evicted_total", "Connection directions without data (a SYN and nothing else) forgotten at the flow cap to make room.")
+	descEvicted   = srcDesc("flows_evicted_total", "Connection directions made room for at the flow cap: without data (a SYN flood), else quiet for a second.")
 	descUndecided = srcDesc("undecided_total", "Requests the backend could not decide (their URLs are not recorded); capture went on.")
 	descUp        = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
 	descLost      = prometheus.NewDesc("urldedupd_event_log_lost_records_total", "Event records that could not be written (capture went on).", nil, nil)
