@@ -35,15 +35,23 @@ type reassemblyFlags struct {
 }
 
 func (o *reassemblyFlags) AddFlags(fs *pflag.FlagSet) {
-	fs.IntVar(&o.maxLine, "max-line", capture.DefaultAssemblerOptions.MaxLine, "longest request or header line kept, in bytes")
+	fs.IntVar(&o.maxLine, "max-line", capture.DefaultAssemblerOptions.MaxLine, "longest request or header line kept, in bytes (at most 262144)")
 	fs.IntVar(&o.maxBuf, "max-buffer-mb", capture.DefaultAssemblerOptions.MaxBuffer>>20,
 		"reassembly memory cap in MiB: out-of-order segments, partial lines, requests waiting for the end of their headers")
 	fs.IntVar(&o.flows, "max-flows", capture.DefaultAssemblerOptions.MaxFlows,
 		fmt.Sprintf("most connection directions tracked at once (%d bytes each, besides --max-buffer-mb); at the cap, ones that carried no data are evicted", capture.FlowCost))
 }
 
+// maxReassemblyLine is the largest --max-line for captured requests: a
+// line is held within one direction's buffer (MaxFlowBuffer), so a longer
+// one could never be kept anyway.
+const maxReassemblyLine = 256 << 10
+
 // options checks the flags and returns the reassembler's options.
 func (o *reassemblyFlags) options() (capture.AssemblerOptions, error) {
+	if o.maxLine <= 0 || o.maxLine > maxReassemblyLine {
+		return capture.AssemblerOptions{}, usageError(fmt.Errorf("--max-line %d: not in 1..%d", o.maxLine, maxReassemblyLine))
+	}
 	if o.maxBuf <= 0 || o.maxBuf > 1<<20 {
 		return capture.AssemblerOptions{}, usageError(fmt.Errorf("--max-buffer-mb %d: not in 1..%d", o.maxBuf, 1<<20))
 	}

@@ -156,3 +156,24 @@ func TestReplayCapFlags(t *testing.T) {
 		}
 	}
 }
+
+// The reassembly caps are checked on replay, capture and serve alike: a
+// value out of range is a usage error naming the flag, given before any
+// state is made. Before, --max-line 0 or below silently became the default.
+func TestReassemblyFlagRanges(t *testing.T) {
+	for _, cmd := range [][]string{{"replay", "../../pkg/capture/testdata/captures/http.pcap"}, {"serve", "--socket", "none"}, {"capture", "--iface", "lo"}} {
+		for _, bad := range [][]string{{"--max-line", "0"}, {"--max-line", "-1"}, {"--max-line", "262145"}, {"--max-flows", "0"}, {"--max-buffer-mb", "0"}} {
+			t.Run(cmd[0]+" "+strings.Join(bad, " "), func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "state")
+				args := append(append([]string{"--dir", dir, cmd[0]}, bad...), cmd[1:]...)
+				_, stderr, code := run(t, nil, args...)
+				if code != 2 || !strings.Contains(stderr, bad[0]) {
+					t.Fatalf("exit %d, want 2 naming %s: %s", code, bad[0], stderr)
+				}
+				if _, err := os.Stat(dir); err == nil {
+					t.Errorf("a state was made at %s", dir)
+				}
+			})
+		}
+	}
+}

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -51,6 +52,10 @@ func (s *source) publish(st capture.Stats, rec *recorder) {
 	s.mu.Unlock()
 }
 
+// restartPause is how long a source waits before it starts a new engine
+// after one gave up on repeated panics.
+const restartPause = 100 * time.Millisecond
+
 // crashReportEvery is the least time between two log lines about panics
 // of one source.
 const crashReportEvery = 10 * time.Second
@@ -92,6 +97,20 @@ func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algo
 		eng.Tick = func() { s.publish(eng.Stats(), rec) }
 		var crash *engineCrash
 		crash, runErr = runGuarded(ctx, eng, s.live)
+		if crash == nil && errors.Is(runErr, capture.ErrPanic) && ctx.Err() == nil {
+			// The engine gave up after two panics with no frame between
+			// them (in the source, or in an idle flush). The interface
+			// is still there: start again, after a pause that bounds how
+			// fast a fault that persists can spin.
+			s.mu.Lock()
+			s.base = addStats(s.base, statsAfterCrash(eng))
+			s.mu.Unlock()
+			select {
+			case <-ctx.Done():
+			case <-time.After(restartPause):
+			}
+			continue
+		}
 		if crash == nil {
 			break
 		}

@@ -21,11 +21,11 @@ import (
 // at-th frame: a stand-in for any bug a frame could still reach.
 type panicAt struct {
 	capture.Source
-	n, at int
+	n, at, times int // panics times calls in a row from the at-th (1 if 0)
 }
 
 func (p *panicAt) Next(pk *capture.Packet) error {
-	if p.n++; p.n == p.at {
+	if p.n++; p.n >= p.at && p.n < p.at+max(p.times, 1) {
 		panic("injected at frame 100")
 	}
 	return p.Source.Next(pk)
@@ -102,5 +102,36 @@ func TestRecorderAllocs(t *testing.T) {
 	}
 	if c := rec.Counts(); c.Requests != 10001 || c.New != 1 {
 		t.Fatalf("counts %+v", c)
+	}
+}
+
+// Two panics in a row with no frame between them make the engine give up
+// (it will not spin on a source that keeps panicking); the source starts
+// a new engine after a pause and reads on: capture stops only when the
+// interface does. Before, the source ended there and was marked down.
+func TestSourceRestartsAfterRepeatedPanics(t *testing.T) {
+	files, err := capture.OpenFiles("../capture/testdata/captures/http.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := shardfile.Open(filepath.Join(t.TempDir(), "state"), &shardfile.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	events, err := OpenEventLog(filepath.Join(t.TempDir(), "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+	s := &source{cfg: SourceConfig{Iface: "veth-test"}, live: &panicAt{Source: files, at: 100, times: 2}}
+	s.run(context.Background(), bitcheck.New(dir), signature.IEEE, signature.Safe, events, &capture.Options{}, 0,
+		slog.New(slog.DiscardHandler))
+	st, cnt, _ := s.snapshot()
+	if n := st.Panics + s.panics.Load(); n != 2 {
+		t.Errorf("%d panics counted, want 2", n)
+	}
+	if st.Packets != 189 || cnt.Requests == 0 {
+		t.Fatalf("after two panics in a row: %d packets (want all 189), %d requests", st.Packets, cnt.Requests)
 	}
 }
