@@ -291,12 +291,13 @@ func TestServeBodySlowloris(t *testing.T) {
 
 // 2,000 connections that send nothing, 200 that send a request's head at 1
 // byte a second, and 2,000 that send one request and stay open are closed
-// at --header-timeout and --idle-timeout; serve's
+// at --header-timeout and --idle-timeout (--max-conns is raised to serve
+// them all at once); serve's
 // memory stays small, normal requests are answered meanwhile, and what the
 // connections took is given back within seconds of their end.
 func TestServeIdleConnections(t *testing.T) {
 	dir := newServeState(t)
-	cmd, sock := serve(t, dir, "--header-timeout", "2s", "--idle-timeout", "2s")
+	cmd, sock := serve(t, dir, "--header-timeout", "2s", "--idle-timeout", "2s", "--max-conns", "5000")
 	base := rssAnon(t, cmd.Process.Pid)
 	peak := peakRSS(t, cmd.Process.Pid)
 	stopProbe := probe(t, sock)
