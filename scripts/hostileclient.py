@@ -9,7 +9,8 @@ Modes, each over N connections at once:
   slowloris  POST /v1/check with Content-Length SIZE, then one byte of body
              per connection every 1/RATE seconds.
   headers    GET /healthz whose head comes at one byte every 1/RATE seconds
-             and never ends.
+             and never ends (with --head-size: HEAD_SIZE bytes of it at
+             once first).
   idle       connect and send nothing (with --request: one GET first, kept
              alive, then nothing).
 When every connection has sent what it will send (or been answered), the
@@ -33,6 +34,7 @@ p.add_argument("--addr", required=True)
 p.add_argument("--conns", type=int, required=True)
 p.add_argument("--size", type=int, default=1000, help="Content-Length of a body")
 p.add_argument("--rate", type=float, default=1.0, help="slowloris: body bytes a second per connection")
+p.add_argument("--head-size", type=int, default=0, help="headers: bytes of the head sent at once first")
 p.add_argument("--request", action="store_true", help="idle: one GET request first")
 p.add_argument("--duration", type=float, default=30.0, help="give up after this many seconds")
 a = p.parse_args()
@@ -73,7 +75,7 @@ class Conn:
             self.head = ("POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
                          "Content-Length: %d\r\n\r\n" % a.size).encode()
         elif a.mode == "headers":
-            self.head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: "
+            self.head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * a.head_size
         elif a.request:
             self.head = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
         self.ev = selectors.EVENT_READ | selectors.EVENT_WRITE

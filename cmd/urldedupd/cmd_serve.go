@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -38,6 +39,7 @@ type serveOptions struct {
 	headTimeout time.Duration
 	idleTimeout time.Duration
 	grace       time.Duration
+	maxConns    int
 }
 
 func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
@@ -57,6 +59,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.bodyTimeout, "body-timeout", api.DefaultBodyTimeout, "time for a client to send a request body (beyond: 408, connection closed)")
 	fs.DurationVar(&o.headTimeout, "header-timeout", daemon.DefaultHeaderTimeout, "time for a client to send a request's head (beyond: connection closed)")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", daemon.DefaultIdleTimeout, "close a kept-alive API connection idle this long")
+	fs.IntVar(&o.maxConns, "max-conns", daemon.DefaultMaxConns, "API connections open at once, over the socket and --listen (beyond: new ones wait in the kernel's listen backlog)")
 	fs.DurationVar(&o.grace, "shutdown-grace", daemon.DefaultShutdownTimeout, "on SIGTERM, time for API requests being decided to finish before connections are closed")
 	o.reassemblyFlags.AddFlags(fs)
 	fs.StringVar(&o.logFormat, "log-format", "auto", "log format on stderr: text, json, or auto (text on a terminal)")
@@ -84,8 +87,9 @@ finish, closes the remaining connections, syncs the state and exits 0.
 
 API limits: request bodies held at once (--max-inflight-bytes; beyond it,
 503 with Retry-After), the time to send a request's head (--header-timeout)
-and its body (--body-timeout; 408), and idle kept-alive connections
-(--idle-timeout).
+and its body (--body-timeout; 408), idle kept-alive connections
+(--idle-timeout), and connections open at once (--max-conns; beyond it, new
+ones wait to be accepted).
 
 Configuration, highest precedence first: flags; environment variables
 URLDEDUPD_<FLAG> (upper case, dashes as underscores: URLDEDUPD_IFACE,
@@ -133,7 +137,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 		Socket:  o.socket, SocketMode: os.FileMode(o.socketMode),
 		Listen: o.listen, AllowRemote: o.allowRemote, Token: o.token,
 		API:           api.Options{MaxBatch: o.maxBatch, MaxInflightBytes: o.maxInflight, BodyTimeout: o.bodyTimeout},
-		HeaderTimeout: o.headTimeout, IdleTimeout: o.idleTimeout, ShutdownTimeout: o.grace,
+		HeaderTimeout: o.headTimeout, IdleTimeout: o.idleTimeout, ShutdownTimeout: o.grace, MaxConns: o.maxConns,
 		Logger: log,
 	}
 	if cfg.Socket == "" && g.backend != "" {
@@ -152,6 +156,9 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 		if cfg.SocketOwner, err = daemon.LookupUser(o.user); err != nil {
 			return usageError(err)
 		}
+	}
+	if o.maxConns < 1 {
+		return usageError(fmt.Errorf("--max-conns %d: want at least 1", o.maxConns))
 	}
 	// A configuration that cannot work is refused before the state, the
 	// event log or any socket is opened.

@@ -54,6 +54,7 @@ func TestServeStartupErrors(t *testing.T) {
 		{"listen not host:port", []string{"--listen", "8080"}, 2, `--listen "8080": address 8080: missing port in address`},
 		{"socket path too long", []string{"--socket", long}, 2,
 			"socket " + long + ": path longer than the 107 bytes a Unix socket address holds"},
+		{"--max-conns 0", []string{"--max-conns", "0"}, 2, "--max-conns 0: want at least 1"},
 		{"unknown --user", []string{"--user", "no-such-user-x"}, 2, "--user no-such-user-x: no such user"},
 		{"TCP port in use", []string{"--listen", busy.Addr().String()}, 1,
 			"listen " + busy.Addr().String() + ": listen tcp " + busy.Addr().String() + ": bind: address already in use"},

@@ -253,13 +253,18 @@ func (s *Server) parseBatch(w http.ResponseWriter, b *batch, isJSON bool) int {
 	// The slices are charged before they are made, for as many URLs as
 	// the body can hold (a line each; in JSON, a comma after all but the
 	// last and two quotes each), at most one past MaxBatch; what was not
-	// needed is given back after the parse.
+	// needed is given back after the parse. A batch that would not fit
+	// even in an idle server is 413, whether or not it is over MaxBatch.
 	n := bytes.Count(b.body, []byte{'\n'}) + 1
 	if isJSON {
 		n = min(bytes.Count(b.body, []byte{','})+1, bytes.Count(b.body, []byte{'"'})/2)
 	}
 	most := int64(min(n, s.opts.MaxBatch+1)) * urlCost
 	if err := s.charge(b, most); err != nil {
+		if !s.budget.fits(b.charged + most) { // retrying would never help
+			return fail(w, http.StatusRequestEntityTooLarge, "batch of %d bytes (up to %d URLs) needs at least %d bytes in flight (its body and %d a URL), over the limit of %d: send smaller batches",
+				len(b.body), n, b.charged+most, urlCost, s.budget.limit)
+		}
 		w.Header().Set("Retry-After", retryAfter)
 		return fail(w, http.StatusServiceUnavailable, "%d bytes in flight, over the limit of %d: retry later", s.budget.used.Load(), s.budget.limit)
 	}

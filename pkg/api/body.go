@@ -58,6 +58,15 @@ func (bg *budget) take(n, total int64) bool {
 	}
 }
 
+// fits reports whether a request holding total bytes fits in the budget
+// when nothing else holds any of it.
+func (bg *budget) fits(total int64) bool {
+	if total > smallRequest {
+		return total <= bg.bigLimit()
+	}
+	return total <= bg.limit
+}
+
 // charge takes n bytes of the budget for b's request.
 func (s *Server) charge(b *batch, n int64) error {
 	if !s.budget.take(n, b.charged+n) {

@@ -57,6 +57,16 @@ func (m *metrics) watchAPI(s *api.Server) {
 	}, func() float64 { return float64(s.InflightBytes()) }))
 }
 
+// watchConns reports the API connections open and the accepts that
+// waited at the cap.
+func (m *metrics) watchConns(cl *connLimit) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "urldedupd_api_connections", Help: "API connections open, out of --max-conns.",
+	}, func() float64 { return float64(cl.inUse()) }), prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "urldedupd_api_connection_waits_total", Help: "Times every one of --max-conns API connections was open, so that a new one waited in the kernel's listen backlog.",
+	}, func() float64 { return float64(cl.waits.Load()) }))
+}
+
 func codeLabel(code int) string {
 	switch code {
 	case 200:
