@@ -311,7 +311,7 @@ func TestServeIdleConnections(t *testing.T) {
 	if rs.Closed != 2000 || rs.MaxClose > 6 || rh.Closed != 200 || rh.MaxClose > 6 || rk.Closed != 2000 || rk.MaxClose > 10 {
 		t.Errorf("not all closed in time: silent %+v, slow heads %+v, kept alive %+v", rs, rh, rk)
 	}
-	if top > base+64<<20 {
+	if top > base+128<<20 { // measured 62 MiB; the bound for all of serve is 256
 		t.Errorf("peak RssAnon %d MiB with 4,000 connections", top>>20)
 	}
 	if len(fails) > 0 || slowest > 4*time.Second {
