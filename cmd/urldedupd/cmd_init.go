@@ -63,7 +63,7 @@ func runInit(g *globalOptions, o *initOptions, out io.Writer) error {
 		fmt.Fprintf(out, "ready %s (signature %s, normalize %s)\n", st.where, alg, mode)
 		return st.Close()
 	}
-	d, err := shardfile.Open(g.dir, &shardfile.Options{Create: true, Format: &f})
+	d, err := shardfile.Open(g.dir, &shardfile.Options{Create: true, Format: &f, Warn: warnState})
 	if err != nil {
 		return err
 	}

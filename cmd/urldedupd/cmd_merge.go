@@ -63,7 +63,7 @@ func runMerge(into string, srcs []string, out io.Writer) (err error) {
 		}
 	}
 	format := dirs[0].Meta().Format
-	dst, err := shardfile.Open(into, &shardfile.Options{Create: true, Format: &format})
+	dst, err := shardfile.Open(into, &shardfile.Options{Create: true, Format: &format, Warn: warnState})
 	if errors.Is(err, shardfile.ErrMetaMismatch) {
 		return fmt.Errorf("merge: %s (signature %s, normalize %s) into %s: %w",
 			strings.Join(srcs, ", "), format.Algorithm, format.Mode, into, err)

@@ -114,7 +114,7 @@ func runDownload(ctx context.Context, g *globalOptions, addr, dir string, out io
 	}
 	defer func() { err = errors.Join(err, r.Close()) }()
 	f := r.Meta().Format
-	d, err := shardfile.Open(dir, &shardfile.Options{Create: true, Format: &f})
+	d, err := shardfile.Open(dir, &shardfile.Options{Create: true, Format: &f, Warn: warnState})
 	if err != nil {
 		return err
 	}

@@ -65,6 +65,9 @@ func runReplay(ctx context.Context, g *globalOptions, o *captureOptions, fo *cap
 	if n := src.SkippedRecords(); n > 0 {
 		fmt.Fprintf(stderr, "records over --max-record %d bytes skipped %d\n", src.MaxRecord(), n)
 	}
+	if n := src.ClampedRecords(); n > 0 {
+		fmt.Fprintf(stderr, "records with captured length over original length read whole %d\n", n)
+	}
 	return err
 }
 

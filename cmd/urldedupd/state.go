@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/redisstate"
@@ -35,7 +36,9 @@ func openState(g *globalOptions, opts *shardfile.Options) (*state, error) {
 	if g.backend != "" {
 		return openRedis(g, opts)
 	}
-	d, err := shardfile.Open(g.dir, opts)
+	withWarn := *opts
+	withWarn.Warn = warnState
+	d, err := shardfile.Open(g.dir, &withWarn)
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) && !opts.ReadOnly {
 			err = fmt.Errorf("%w (state %s is not writable by this user; commands that only read, like check and stats, can use it)", err, g.dir)
@@ -47,6 +50,10 @@ func openState(g *globalOptions, opts *shardfile.Options) (*state, error) {
 	return &state{dir: d, set: set, decider: set, meta: m, where: g.dir,
 		signer: signature.NewSigner(m.Format.Algorithm, m.Format.Mode)}, nil
 }
+
+// warnState prints on stderr what opening a state accepted but a user
+// should know (sparse shards on a file system without fallocate).
+func warnState(err error) { fmt.Fprintln(os.Stderr, "urldedupd: warning:", err) }
 
 func openRedis(g *globalOptions, opts *shardfile.Options) (*state, error) {
 	onErr := redisstate.Fail
@@ -72,7 +79,7 @@ func openRedis(g *globalOptions, opts *shardfile.Options) (*state, error) {
 		signer: signature.NewSigner(m.Format.Algorithm, m.Format.Mode)}
 	if g.localCache != "" {
 		// The cache must read bits as Redis does: the same format.
-		d, err := shardfile.Open(g.localCache, &shardfile.Options{Create: true, Format: &m.Format})
+		d, err := shardfile.Open(g.localCache, &shardfile.Options{Create: true, Format: &m.Format, Warn: warnState})
 		if err != nil {
 			r.Close()
 			return nil, fmt.Errorf("--local-cache: %w", err)

@@ -46,6 +46,7 @@ type FileSource struct {
 	gz     bool
 
 	oversize uint64       // records skipped over MaxRecord, all files
+	clamped  uint64       // records whose original length was raised, all files
 	done     atomic.Int64 // bytes of finished files
 	total    int64        // bytes of all files
 }
@@ -54,6 +55,21 @@ type FileSource struct {
 type fileCounts struct {
 	records  uint64 // packet records met, the one being read included
 	oversize uint64 // records skipped over maxRecord
+	clamped  uint64 // records taken with their original length raised
+}
+
+// clampOriginal returns the original length of a record to report: its
+// own, or its captured length when that is larger, which some writers
+// produce. Such a record is not corrupt: tshark and tcpdump read on past
+// it, and tshark dissects all its captured bytes; so is it taken here,
+// whole, with the original length raised (so that CaptureLength <= Length
+// holds for the callers) and counted.
+func (c *fileCounts) clampOriginal(caplen, origlen uint32) uint32 {
+	if caplen > origlen {
+		c.clamped++
+		return caplen
+	}
+	return origlen
 }
 
 // recordReader reads the packets of one file's format.
@@ -100,6 +116,14 @@ func (s *FileSource) Progress() (done, total int64) {
 // in all files so far.
 func (s *FileSource) SkippedRecords() uint64 {
 	return s.oversize + s.counts.oversize
+}
+
+// ClampedRecords returns how many records, in all files so far, had a
+// captured length greater than their original length. They were read
+// whole, as tshark reads them, with Info.Length raised to the captured
+// length.
+func (s *FileSource) ClampedRecords() uint64 {
+	return s.clamped + s.counts.clamped
 }
 
 // MaxRecord returns the largest record taken, in bytes.
@@ -212,7 +236,8 @@ func (s *FileSource) closeFile() {
 		s.f.Close()
 	}
 	s.oversize += s.counts.oversize
-	s.counts.oversize = 0
+	s.clamped += s.counts.clamped
+	s.counts.oversize, s.counts.clamped = 0, 0
 	s.f, s.read = nil, nil
 }
 

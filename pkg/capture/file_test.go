@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -361,4 +362,100 @@ func TestOpenDirectory(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), dir+": is a directory") {
 		t.Fatalf("%v", err)
 	}
+}
+
+// A record whose captured length exceeds its original length (some writers
+// make them) does not end the file: it is read whole, as tshark reads it,
+// its original length raised to its captured length and counted, and
+// every record after it is read (issue 9 review: the pcap reader ended
+// the file there with ErrCorrupt). The requests found are those of the
+// unchanged capture.
+func TestCapturedLongerThanOriginal(t *testing.T) {
+	tmp := t.TempDir()
+	path := committedCaptures[0]
+	recs := loadRecords(t, path)
+	if len(recs) < 10 {
+		t.Fatalf("%s: %d records", path, len(recs))
+	}
+	bad := map[int]int{len(recs) / 3: len(recs[len(recs)/3].data) - 1, len(recs) / 2: 0} // record: its original length
+	for i, orig := range bad {
+		recs[i].orig = orig
+	}
+	link := recs[0].link
+	var ng []byte
+	for _, o := range []byteOrder{binary.LittleEndian, binary.BigEndian} {
+		ng = append(ng, ngSHB(o)...)
+		ng = append(ng, ngIDB(o, link, 0, 9)...)
+		for i, r := range recs {
+			if i%2 == 0 {
+				ng = append(ng, ngEPB(o, 0, ngUnits(r.ts, 9), r.data, r.orig)...)
+			} else {
+				ng = append(ng, ngPB(o, 0, ngUnits(r.ts, 9), r.data, r.orig)...)
+			}
+		}
+	}
+	files := []struct {
+		name   string
+		data   []byte
+		copies int // of the records
+	}{
+		{"le.pcap", pcapFile(binary.LittleEndian, false, link, 65535, recs), 1},
+		{"be.nsec.pcap", pcapFile(binary.BigEndian, true, link, 65535, recs), 1},
+		{"pcapng", ng, 2},
+	}
+	want := countRequests(t, path)
+	if want == 0 {
+		t.Fatalf("%s: no requests", path)
+	}
+	for _, f := range files {
+		plain := filepath.Join(tmp, f.name)
+		if err := os.WriteFile(plain, f.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		theirs := tsharkFrames(t, plain)
+		for _, p := range []string{plain, plain + ".gz"} {
+			if p != plain {
+				if err := os.WriteFile(p, gzipped(f.data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ours, src, err := readAll(t, nil, p)
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			if len(ours) != len(theirs) || len(ours) != f.copies*len(recs) {
+				t.Fatalf("%s: %d frames, tshark %d, written %d", p, len(ours), len(theirs), f.copies*len(recs))
+			}
+			for i, o := range ours {
+				th := theirs[i]
+				if o.caplen != th.caplen || o.len_ != max(th.len_, th.caplen) {
+					t.Fatalf("%s: frame %d: caplen %d, len %d; tshark %d, %d", p, i+1, o.caplen, o.len_, th.caplen, th.len_)
+				}
+				if _, ok := bad[i%len(recs)]; ok != (th.len_ < th.caplen) {
+					t.Fatalf("%s: frame %d: tshark says len %d, caplen %d", p, i+1, th.len_, th.caplen)
+				}
+			}
+			if n := src.ClampedRecords(); n != uint64(f.copies*len(bad)) {
+				t.Errorf("%s: ClampedRecords %d, want %d", p, n, f.copies*len(bad))
+			}
+			if n := countRequests(t, p); n != f.copies*want {
+				t.Errorf("%s: %d requests, want %d", p, n, f.copies*want)
+			}
+		}
+	}
+}
+
+// countRequests runs a file through an Engine and counts the requests.
+func countRequests(t *testing.T, path string) int {
+	t.Helper()
+	src, err := OpenFiles(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	n := 0
+	if err := NewEngine(nil, func(*Request) { n++ }).Run(context.Background(), src); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return n
 }

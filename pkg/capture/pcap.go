@@ -13,6 +13,8 @@ import (
 // the four magics, micro- or nanosecond timestamps in either byte order.
 // The snap length in the file header is not trusted: a record is taken up
 // to maxRecord bytes, whatever the header says, and a longer one skipped.
+// A record captured longer than its original length is taken whole (see
+// fileCounts.clampOriginal).
 type pcapReader struct {
 	s         *stream
 	be        bool  // big-endian file
@@ -80,9 +82,6 @@ func (r *pcapReader) next(p *Packet) error {
 		}
 		sec, frac := r.u32(h[0:]), r.u32(h[4:])
 		caplen, origlen := r.u32(h[8:]), r.u32(h[12:])
-		if caplen > origlen {
-			return fmt.Errorf("%w: captured length %d exceeds the original length %d", ErrCorrupt, caplen, origlen)
-		}
 		if int64(caplen) > int64(r.maxRecord) {
 			if err := r.s.skip(int64(caplen)); err != nil {
 				return r.s.fail(err, fmt.Sprintf("a %d-byte record (over the maximum, being skipped)", caplen))
@@ -90,6 +89,7 @@ func (r *pcapReader) next(p *Packet) error {
 			r.counts.oversize++
 			continue
 		}
+		origlen = r.counts.clampOriginal(caplen, origlen)
 		data, err := r.s.take(int(caplen))
 		if err != nil {
 			return r.s.fail(err, fmt.Sprintf("a %d-byte record", caplen))

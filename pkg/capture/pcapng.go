@@ -413,6 +413,7 @@ func (r *ngReader) packet(typ, length uint32, p *Packet) (bool, error) {
 	if typ != ngSimplePacket {
 		r.last = in.time(ts)
 	}
+	origlen = r.counts.clampOriginal(caplen, origlen)
 	p.Data, p.Link = b, in.link
 	p.Info.Timestamp, p.Info.CaptureLength, p.Info.Length, p.Info.InterfaceIndex = r.last, int(caplen), int(origlen), int(ifIndex)
 	return true, nil

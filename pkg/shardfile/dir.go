@@ -102,7 +102,7 @@ func (d *Dir) open(opts *Options) error {
 			d.path, ErrMetaMismatch, d.meta.Format.Algorithm, d.meta.Format.Mode,
 			opts.Format.Algorithm, opts.Format.Mode)
 	}
-	return d.mapShards()
+	return d.mapShards(opts.Warn)
 }
 
 // createLocked takes the exclusive lock, and creates the state unless
@@ -280,7 +280,7 @@ func checkShardInfo(path string, fi os.FileInfo) error {
 	return nil
 }
 
-func (d *Dir) mapShards() error {
+func (d *Dir) mapShards(warn func(error)) error {
 	if err := d.checkShards(); err != nil {
 		return err
 	}
@@ -288,23 +288,27 @@ func (d *Dir) mapShards() error {
 	if d.readOnly {
 		flag, prot = os.O_RDONLY, mmap.RDONLY
 	}
+	var left unallocated
 	for i := range d.maps {
 		p := filepath.Join(d.path, ShardName(i))
 		f, err := openNoFollow(p, flag)
 		if err != nil {
 			return fmt.Errorf("shardfile: %w", err)
 		}
-		m, err := mapShard(f, p, prot, d.readOnly)
+		m, err := mapShard(f, p, prot, d.readOnly, &left)
 		_ = f.Close() // the mapping outlives the descriptor
 		if err != nil {
 			return err
 		}
 		d.maps[i] = m
 	}
+	if left.shards > 0 && warn != nil {
+		warn(left.warning(d.path))
+	}
 	return nil
 }
 
-func mapShard(f *os.File, path string, prot int, readOnly bool) (mmap.MMap, error) {
+func mapShard(f *os.File, path string, prot int, readOnly bool, left *unallocated) (mmap.MMap, error) {
 	fi, err := f.Stat() // the opened file, not the path: it may have changed since checkShards
 	if err != nil {
 		return nil, fmt.Errorf("shardfile: %w", err)
@@ -312,13 +316,10 @@ func mapShard(f *os.File, path string, prot int, readOnly bool) (mmap.MMap, erro
 	if err := checkShardInfo(path, fi); err != nil {
 		return nil, err
 	}
-	// A sparse shard is filled: fallocate allocates its holes without
-	// changing a byte, safe while other processes map it. Read-only users
-	// never write, so a hole cannot fault for them.
-	if n := allocatedBytes(fi); n < ShardBytes && !readOnly {
-		if err := allocate(f, ShardBytes); err != nil {
-			return nil, fmt.Errorf("shardfile: %s: %w: %d of %d bytes allocated; fallocate: %v (copy it with cp --sparse=never, or free space)",
-				path, ErrSparse, n, ShardBytes, err)
+	// Read-only users never write, so a hole cannot fault for them.
+	if !readOnly {
+		if err := fillSparse(f, path, fi, left); err != nil {
+			return nil, err
 		}
 	}
 	m, err := mmap.MapRegion(f, ShardBytes, prot, 0, 0)

@@ -42,6 +42,13 @@ var (
 	// kept holes) and allocating them failed: a write through the mapping
 	// could then find the disk full, which is SIGBUS.
 	ErrSparse = errors.New("sparse shard file, and its blocks could not be allocated")
+	// ErrUnallocated is not returned by Open: it is what Options.Warn is
+	// given when a writable Open left sparse shards as they are because
+	// the file system cannot allocate blocks ahead (no fallocate:
+	// EOPNOTSUPP or ENOSYS, as on ZFS before 2.2, NFSv3 or ramfs; on a
+	// compressing file system a shard of zeros looks sparse). A bit set
+	// there when the disk is full is ErrFault for its request.
+	ErrUnallocated = errors.New("sparse shards left unallocated: the file system has no fallocate")
 	// ErrLocked is returned when the lock could not be had within
 	// Options.LockTimeout.
 	ErrLocked = errors.New("state is locked by another process")

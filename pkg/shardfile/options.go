@@ -41,6 +41,12 @@ type Options struct {
 	// MS_SYNC) in the background at this interval, bounding what a power
 	// loss can take. Zero flushes only on Sync and Close.
 	FlushInterval time.Duration
+
+	// Warn, when non-nil, is told what Open accepted but a user should
+	// know, at most once per Open: today, an error wrapping ErrUnallocated
+	// when sparse shards were left unallocated on a file system without
+	// fallocate. Nil says nothing.
+	Warn func(error)
 }
 
 // DefaultLockTimeout is the lock wait used when Options.LockTimeout is zero.

@@ -47,6 +47,11 @@ func allocatedBytes(fi os.FileInfo) int64 {
 // content as it is.
 func allocate(f *os.File, size int64) error { return unix.Fallocate(int(f.Fd()), 0, 0, size) }
 
+// isUnsupported tells a file system that cannot allocate blocks ahead.
+func isUnsupported(err error) bool {
+	return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS)
+}
+
 func isBadAddress(err error) bool { return errors.Is(err, unix.EFAULT) }
 
 func isNoSpace(err error) bool { return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) }

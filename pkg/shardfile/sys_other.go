@@ -19,6 +19,8 @@ func allocatedBytes(fi os.FileInfo) int64 { return fi.Size() }
 
 func allocate(f *os.File, size int64) error { return errors.ErrUnsupported }
 
+func isUnsupported(err error) bool { return errors.Is(err, errors.ErrUnsupported) }
+
 func isBadAddress(err error) bool { return false }
 
 func openNoFollow(path string, flag int) (*os.File, error) { return nil, errors.ErrUnsupported }
