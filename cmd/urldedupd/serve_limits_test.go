@@ -345,17 +345,7 @@ func TestServeSIGTERMSlowClients(t *testing.T) {
 	heads := hostile(t, "headers", "--addr", sock, "--conns", "200", "--duration", "20")
 	time.Sleep(1500 * time.Millisecond) // a byte of each body sent
 	start := time.Now()
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve exit after SIGTERM: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not exit within 10 s of SIGTERM")
-	}
+	stopServeWithin(t, cmd, 10*time.Second)
 	took := time.Since(start)
 	r1, r2, r3, r4 := slow.result(t), silent.result(t), kept.result(t), heads.result(t)
 	t.Logf("exited 0 %v after SIGTERM; slowloris %+v; silent %+v; kept alive %+v; slow heads %+v", took, r1, r2, r3, r4)

@@ -248,17 +248,7 @@ func TestServeSIGTERMUnderLoad(t *testing.T) {
 	}
 	time.Sleep(700 * time.Millisecond)
 	start := time.Now()
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve exit after SIGTERM: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not exit within 15 s of SIGTERM")
-	}
+	stopServe(t, cmd)
 	close(stop)
 	wg.Wait()
 	t.Logf("exited %v after SIGTERM; %d URLs answered new before", time.Since(start).Round(time.Millisecond), len(answeredNew))
@@ -311,4 +301,23 @@ func TestServeBadInput(t *testing.T) {
 		t.Fatalf("healthz: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// stopServe sends SIGTERM and waits, bounded, for exit code 0.
+func stopServe(t *testing.T, cmd *exec.Cmd) { stopServeWithin(t, cmd, 15*time.Second) }
+
+// stopServeWithin sends SIGTERM and waits up to limit for exit code 0.
+func stopServeWithin(t *testing.T, cmd *exec.Cmd, limit time.Duration) {
+	t.Helper()
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve exit after SIGTERM: %v", err)
+		}
+	case <-time.After(limit):
+		t.Fatalf("serve did not exit within %v of SIGTERM", limit)
+	}
 }

@@ -106,21 +106,6 @@ func paths(prefix string, from, to int) []string {
 	return u
 }
 
-// stopServe sends SIGTERM and waits, bounded, for exit code 0.
-func stopServe(t *testing.T, cmd *exec.Cmd) {
-	t.Helper()
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve exit after SIGTERM: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not exit within 15 s of SIGTERM")
-	}
-}
 
 // The documented --user set-up: state and log directory root's, serve
 // --user nobody. The log is rotated and SIGHUP cannot open a new one

@@ -35,24 +35,8 @@ func (p *panicAt) Next(pk *capture.Packet) error {
 // with the interface, and capture goes on with the next frame, its
 // figures continuing those before.
 func TestSourceSurvivesPanic(t *testing.T) {
-	files, err := capture.OpenFiles("../capture/testdata/captures/http.pcap")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := shardfile.Open(filepath.Join(t.TempDir(), "state"), &shardfile.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dir.Close()
-	events, err := OpenEventLog(filepath.Join(t.TempDir(), "events.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var logged bytes.Buffer
-	s := &source{cfg: SourceConfig{Iface: "veth-test"}, live: &panicAt{Source: files, at: 100}}
-	s.run(context.Background(), bitcheck.New(dir), signature.IEEE, signature.Safe, events, &capture.Options{}, 0,
-		slog.New(slog.NewJSONHandler(&logged, nil)))
-	events.Close()
+	s, events := runPanicking(t, 1, slog.NewJSONHandler(&logged, nil))
 
 	st, cnt, _ := s.snapshot()
 	// The engine recovers a panic in its packet loop (st.Panics); the
@@ -110,6 +94,21 @@ func TestRecorderAllocs(t *testing.T) {
 // a new engine after a pause and reads on: capture stops only when the
 // interface does. Before, the source ended there and was marked down.
 func TestSourceRestartsAfterRepeatedPanics(t *testing.T) {
+	s, _ := runPanicking(t, 2, slog.DiscardHandler)
+	st, cnt, _ := s.snapshot()
+	if n := st.Panics + s.panics.Load(); n != 2 {
+		t.Errorf("%d panics counted, want 2", n)
+	}
+	if st.Packets != 189 || cnt.Requests == 0 {
+		t.Fatalf("after two panics in a row: %d packets (want all 189), %d requests", st.Packets, cnt.Requests)
+	}
+}
+
+// runPanicking runs a source over the committed capture, panicking at its
+// 100th frame times times in a row, on a new state; it returns the source
+// and its event log, closed.
+func runPanicking(t *testing.T, times int, h slog.Handler) (*source, *EventLog) {
+	t.Helper()
 	files, err := capture.OpenFiles("../capture/testdata/captures/http.pcap")
 	if err != nil {
 		t.Fatal(err)
@@ -123,15 +122,8 @@ func TestSourceRestartsAfterRepeatedPanics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer events.Close()
-	s := &source{cfg: SourceConfig{Iface: "veth-test"}, live: &panicAt{Source: files, at: 100, times: 2}}
-	s.run(context.Background(), bitcheck.New(dir), signature.IEEE, signature.Safe, events, &capture.Options{}, 0,
-		slog.New(slog.DiscardHandler))
-	st, cnt, _ := s.snapshot()
-	if n := st.Panics + s.panics.Load(); n != 2 {
-		t.Errorf("%d panics counted, want 2", n)
-	}
-	if st.Packets != 189 || cnt.Requests == 0 {
-		t.Fatalf("after two panics in a row: %d packets (want all 189), %d requests", st.Packets, cnt.Requests)
-	}
+	s := &source{cfg: SourceConfig{Iface: "veth-test"}, live: &panicAt{Source: files, at: 100, times: times}}
+	s.run(context.Background(), bitcheck.New(dir), signature.IEEE, signature.Safe, events, &capture.Options{}, 0, slog.New(h))
+	events.Close()
+	return s, events
 }
