@@ -1,6 +1,9 @@
 package capture
 
-import "unsafe"
+import (
+	"hash/maphash"
+	"unsafe"
+)
 
 // closedHalf is what is remembered of a connection direction the
 // assembler stopped tracking: the sequence numbers it covered, so that its
@@ -16,15 +19,25 @@ type closedHalf struct {
 
 // closedRef is a closedTable entry in closing order.
 type closedRef struct {
-	key flowKey
+	key closedKey
 	gen uint64
 }
+
+// closedKey is a 64-bit hash of a flowKey: an eighth of its size. Two
+// directions with the same hash (one chance in 2^64 per pair) would only
+// make a segment of the second in the first's sequence range be taken for
+// a late one.
+type closedKey uint64
+
+var closedSeed = maphash.MakeSeed()
+
+func closedKeyOf(k flowKey) closedKey { return closedKey(maphash.Comparable(closedSeed, k)) }
 
 // closedTable remembers closed directions for ClosedLinger of packet time,
 // at most MaxClosed of them, the oldest forgotten first. It grows to its
 // cap as closes come and never shrinks below what it reached.
 type closedTable struct {
-	m    map[flowKey]closedHalf
+	m    map[closedKey]closedHalf
 	ring []closedRef // circular, oldest at head; refs whose gen no longer matches are stale
 	head int
 	n    int
@@ -32,24 +45,27 @@ type closedTable struct {
 	max  int
 }
 
-// ClosedCost is about the bytes one remembered closed direction takes (its
-// map entry and its place in the closing order), bounded by MaxClosed.
-const ClosedCost = int(unsafe.Sizeof(flowKey{})+unsafe.Sizeof(closedHalf{})+unsafe.Sizeof(closedRef{})) + 16
+// ClosedCost bounds the bytes one remembered closed direction takes, so
+// that MaxClosed × ClosedCost bounds the table: its map slot (a Go map
+// under churn holds up to about 2.7 slots per entry; 4 are counted) and
+// its place in the closing order (TestClosedMemory).
+const ClosedCost = 4*int(unsafe.Sizeof(closedKey(0))+unsafe.Sizeof(closedHalf{})) + int(unsafe.Sizeof(closedRef{}))
 
-func (t *closedTable) get(k flowKey) (closedHalf, bool) {
+func (t *closedTable) get(f flowKey) (closedHalf, bool) {
 	if len(t.m) == 0 {
 		return closedHalf{}, false
 	}
-	c, ok := t.m[k]
+	c, ok := t.m[closedKeyOf(f)]
 	return c, ok
 }
 
-func (t *closedTable) forget(k flowKey) { delete(t.m, k) }
+func (t *closedTable) forget(f flowKey) { delete(t.m, closedKeyOf(f)) }
 
-// remember records c for k, forgetting the oldest entry at the cap.
-func (t *closedTable) remember(k flowKey, c closedHalf) {
+// remember records c for f, forgetting the oldest entry at the cap.
+func (t *closedTable) remember(f flowKey, c closedHalf) {
+	k := closedKeyOf(f)
 	if t.m == nil {
-		t.m = make(map[flowKey]closedHalf)
+		t.m = make(map[closedKey]closedHalf)
 	}
 	if t.n == t.max {
 		t.pop()

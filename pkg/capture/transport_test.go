@@ -3,6 +3,7 @@ package capture
 import (
 	"net/netip"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -184,4 +185,32 @@ func TestClosedCaps(t *testing.T) {
 			t.Fatalf("%d requests, %d flows; want 2, 2", len(*got), a.Stats.Flows)
 		}
 	})
+}
+
+// The closed directions remembered at the default cap take at most
+// MaxClosed × ClosedCost bytes, however many connections close.
+func TestClosedMemory(t *testing.T) {
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	a := NewAssembler(nil, func(*Request) {})
+	a.Add(t0, conn{cli, srv, 1}.syn()) // the flow map made
+	before := heap()
+	r := req("/1")
+	for i := range 10 * DefaultAssemblerOptions.MaxClosed {
+		c := conn{netip.AddrPortFrom(netip.AddrFrom4([4]byte{198, 51, byte(i >> 8), byte(i)}), uint16(40000+i>>16)), srv, 1}
+		a.Add(t0, c.syn())
+		a.Add(t0, c.at(0, r))
+		a.Add(t0, c.fin(len(r)))
+	}
+	grown := heap() - before
+	limit := uint64(DefaultAssemblerOptions.MaxClosed * ClosedCost)
+	t.Logf("%d closed directions remembered: heap +%d KiB (%d B each), limit %d KiB", a.closed.len(), grown>>10, grown/uint64(a.closed.len()), limit>>10)
+	if a.closed.len() != DefaultAssemblerOptions.MaxClosed || grown > limit {
+		t.Fatalf("%d remembered, heap +%d bytes; want %d, at most %d", a.closed.len(), grown, DefaultAssemblerOptions.MaxClosed, limit)
+	}
+	runtime.KeepAlive(a)
 }
