@@ -174,8 +174,9 @@ func (a *Assembler) late(c closedHalf, s *Segment) bool {
 	if s.SYN {
 		return s.Seq+1 == c.start
 	}
-	// After FIN or RST no new byte can follow; a segment at or past the
-	// end is a new connection whose SYN was not seen.
+	// A segment at or past the end is, after FIN or RST, a new connection
+	// whose SYN was not seen; after the idle timeout or an eviction, the
+	// same connection going on.
 	return seqDiff(s.Seq, c.start) >= 0 && seqDiff(s.Seq, c.end) < 0
 }
 
