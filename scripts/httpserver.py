@@ -3,7 +3,9 @@
 
 Answers every method on every path with a short body, reading request
 bodies (Content-Length or chunked) so that pipelined requests work.
-Usage: httpserver.py ADDRESS PORT
+Usage: httpserver.py ADDRESS PORT [--fastopen]
+With --fastopen the listening socket accepts TCP Fast Open (data in the
+SYN, net.ipv4.tcp_fastopen bit 2 on the server's side).
 """
 import http.server
 import socketserver
@@ -55,10 +57,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    fastopen = False
+
+    def server_activate(self):
+        if self.fastopen:
+            import socket
+            self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_FASTOPEN, 16)
+        super().server_activate()
 
 
 if __name__ == "__main__":
     addr, port = sys.argv[1], int(sys.argv[2])
+    Server.fastopen = "--fastopen" in sys.argv[3:]
     if ":" in addr:
         Server.address_family = __import__("socket").AF_INET6
     Server((addr, port), Handler).serve_forever()

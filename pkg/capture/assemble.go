@@ -36,6 +36,16 @@ type AssemblerOptions struct {
 	// GapTimeout is how long, in packet time, a hole in a stream is waited
 	// for (a retransmission) before the bytes are taken as lost.
 	GapTimeout time.Duration
+	// MaxClosed caps the connection directions remembered after they
+	// ended (FIN, RST) or stopped being tracked (idle, evicted), each
+	// ClosedCost bytes: the oldest is forgotten first.
+	MaxClosed int
+	// ClosedLinger is how long, in packet time, a closed direction is
+	// remembered: its late segments (retransmissions after FIN or RST, its
+	// SYN sent again) are recognised as its own, never parsed as a new
+	// connection, and a direction that was only expired or evicted goes on
+	// as the same connection.
+	ClosedLinger time.Duration
 }
 
 // DefaultAssemblerOptions are used for zero fields of AssemblerOptions.
@@ -46,6 +56,8 @@ var DefaultAssemblerOptions = AssemblerOptions{
 	MaxFlows:      256 << 10,
 	IdleTimeout:   2 * time.Minute,
 	GapTimeout:    2 * time.Second,
+	MaxClosed:     64 << 10,
+	ClosedLinger:  2 * time.Minute,
 }
 
 func (o *AssemblerOptions) fill() {
@@ -67,6 +79,12 @@ func (o *AssemblerOptions) fill() {
 	}
 	if o.GapTimeout <= 0 {
 		o.GapTimeout = d.GapTimeout
+	}
+	if o.MaxClosed <= 0 {
+		o.MaxClosed = d.MaxClosed
+	}
+	if o.ClosedLinger <= 0 {
+		o.ClosedLinger = d.ClosedLinger
 	}
 }
 
@@ -92,13 +110,14 @@ type Segment struct {
 
 // AssemblerStats count what the assembler saw.
 type AssemblerStats struct {
-	Flows          uint64 // connections (client directions) seen
+	Flows          uint64 // connections (client directions) seen; a direction tracked again after eviction or expiry is not counted again
 	Requests       uint64
 	ParseErrors    uint64 // junk runs, bad framing
 	Gaps           uint64 // holes in a stream given up on
 	Overflows      uint64 // times a buffer cap forced bytes to be dropped
 	SegmentsDenied uint64 // segments of new connections ignored because MaxFlows were tracked
 	Evicted        uint64 // halves forgotten at MaxFlows to make room: without data (a SYN and nothing else), else quiet for a second
+	LateSegments   uint64 // segments of a connection direction that had ended (FIN, RST), dropped: retransmissions, its SYN again
 }
 
 type role uint8
@@ -114,9 +133,10 @@ type half struct {
 	key      flowKey
 	role     role
 	synced   bool
+	fin      bool
 	next     uint32 // next expected sequence number
 	finSeq   uint32
-	fin      bool
+	start    uint32 // the first stream byte seen: the ISN + 1, or the first payload's
 	lastSeen int64
 	ooo      []segment // out of order, sorted by seq
 	oooBytes int

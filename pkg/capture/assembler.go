@@ -12,10 +12,11 @@ import (
 // request. Time is packet time throughout. An Assembler is not safe for
 // concurrent use.
 type Assembler struct {
-	opts  AssemblerOptions
-	emit  func(*Request)
-	flows map[flowKey]*half
-	free  [][]byte // small buffers of delivered out-of-order segments, for reuse
+	opts   AssemblerOptions
+	emit   func(*Request)
+	flows  map[flowKey]*half
+	closed closedTable // directions that ended or stopped being tracked, for a while
+	free   [][]byte    // small buffers of delivered out-of-order segments, for reuse
 
 	buffered  int   // every byte held, all flows: see Buffered
 	now       int64 // latest packet time, ns
@@ -37,6 +38,7 @@ func NewAssembler(opts *AssemblerOptions, emit func(*Request)) *Assembler {
 		a.opts = *opts
 	}
 	a.opts.fill()
+	a.closed.max = a.opts.MaxClosed
 	return a
 }
 
@@ -61,6 +63,13 @@ func (a *Assembler) add(ts time.Time, s *Segment) {
 	switch {
 	case now > a.now:
 		a.now = now
+	case a.now-now > int64(closedJump) && a.closed.len() > 0:
+		// Into another capture's timeline (a file given twice): its
+		// connections are not the ones that closed.
+		a.closed.reset()
+		if a.now-now > int64(timeJump) {
+			a.now, a.lastSweep = now, now
+		}
 	case a.now-now > int64(timeJump):
 		// Packet time went back a long way: past a far-future timestamp
 		// (a damaged or hostile record) or into another capture's
@@ -75,10 +84,10 @@ func (a *Assembler) add(ts time.Time, s *Segment) {
 	h := a.flows[key]
 	if s.RST {
 		if h != nil {
-			a.closeHalf(h)
+			a.end(h, true)
 		}
 		if r := a.flows[flowKey{s.Dst, s.Src}]; r != nil {
-			a.closeHalf(r)
+			a.end(r, true)
 		}
 		return
 	}
@@ -86,11 +95,24 @@ func (a *Assembler) add(ts time.Time, s *Segment) {
 		if len(s.Payload) == 0 && !s.SYN {
 			return // a bare ACK or FIN of a connection we do not know
 		}
+		c, wasClosed := a.closed.get(key)
+		if wasClosed && a.late(c, s) {
+			a.Stats.LateSegments++
+			return
+		}
 		if len(a.flows) >= a.opts.MaxFlows && !a.evict() {
 			a.Stats.SegmentsDenied++
 			return
 		}
 		h = &half{key: key}
+		if wasClosed {
+			a.closed.forget(key)
+			if !c.ended && !s.SYN && seqDiff(s.Seq, c.end) >= 0 {
+				// Expired or evicted, not ended: the same connection
+				// goes on, and is not counted again.
+				h.synced, h.role, h.start, h.next = true, c.role, c.start, c.end
+			}
+		}
 		a.flows[key] = h
 		a.peakFlows = max(a.peakFlows, len(a.flows))
 	}
@@ -114,21 +136,73 @@ func (a *Assembler) add(ts time.Time, s *Segment) {
 }
 
 func (a *Assembler) syn(h *half, s *Segment) {
-	if h.synced && h.role == roleClient { // a new connection on the same ports
+	if h.synced && h.start == s.Seq+1 {
+		// Its SYN sent again (the same ISN): the stream goes on. Data in
+		// it (Fast Open) is a retransmission, trimmed like any other.
+		if len(s.Payload) > 0 && h.role == roleClient {
+			a.data(h, s.Seq+1, s.Payload)
+			a.maybeFinish(h)
+		}
+		return
+	}
+	renew := h.synced && h.role == roleClient
+	if renew { // a new connection on the same ports
 		a.closeParser(h)
 		a.dropOOO(h)
 	}
-	h.synced, h.next, h.fin = true, s.Seq+1, false
+	h.synced, h.next, h.start, h.fin = true, s.Seq+1, s.Seq+1, false
 	if s.ACK {
 		h.role = roleServer
-	} else {
-		a.setClient(h)
+		return
 	}
+	if renew {
+		a.Stats.Flows++
+	}
+	a.setClient(h)
+	if len(s.Payload) > 0 { // TCP Fast Open: the request in the SYN
+		a.data(h, s.Seq+1, s.Payload)
+		if s.FIN {
+			h.fin, h.finSeq = true, s.Seq+1+uint32(len(s.Payload))
+		}
+		a.maybeFinish(h)
+	}
+}
+
+// late reports whether s belongs to c, a direction that was closed: a
+// retransmission of bytes it carried, or its SYN sent again.
+func (a *Assembler) late(c closedHalf, s *Segment) bool {
+	if s.SYN {
+		return s.Seq+1 == c.start
+	}
+	// A segment at or past the end is, after FIN or RST, a new connection
+	// whose SYN was not seen; after the idle timeout or an eviction, the
+	// same connection going on.
+	return seqDiff(s.Seq, c.start) >= 0 && seqDiff(s.Seq, c.end) < 0
+}
+
+// end closes h, at its FIN or an RST (ended), or at the idle timeout or
+// an eviction, and remembers where its stream ended.
+func (a *Assembler) end(h *half, ended bool) {
+	a.closeHalf(h)
+	a.rememberClosed(h, ended, false)
+}
+
+// rememberClosed keeps where h's stream ended, for ClosedLinger. A
+// direction that carried no byte (a SYN, a port scan's RST) is not
+// remembered, so that a SYN flood does not fill the table, unless it is
+// evicted, to be counted once if its data come after all.
+func (a *Assembler) rememberClosed(h *half, ended, evicted bool) {
+	if !h.synced || h.role == roleUnknown || (h.next == h.start && !evicted) {
+		return
+	}
+	a.closed.remember(h.key, closedHalf{start: h.start, end: h.next, role: h.role, ended: ended, at: a.now})
 }
 
 func (a *Assembler) finOnly(h *half, s *Segment) {
 	if s.FIN {
-		a.remove(h) // servers hold nothing but their half
+		h.next = s.Seq + uint32(len(s.Payload)) + 1 // FIN takes a number
+		a.remove(h)                                 // servers hold nothing but their half
+		a.rememberClosed(h, true, false)
 	}
 }
 
@@ -142,7 +216,7 @@ func (a *Assembler) setClient(h *half) {
 // data handles a segment's payload.
 func (a *Assembler) data(h *half, seq uint32, payload []byte) {
 	if !h.synced { // the connection started before the capture
-		h.synced, h.next = true, seq
+		h.synced, h.next, h.start = true, seq, seq
 	}
 	if h.role == roleUnknown {
 		if r := a.flows[flowKey{h.key.dst, h.key.src}]; (r != nil && r.role == roleClient) || isResponse(payload) {
@@ -165,15 +239,34 @@ func (a *Assembler) data(h *half, seq uint32, payload []byte) {
 			return
 		}
 		a.skipGap(h, seq)
+	}
+	a.inOrder(h, seq, payload)
+}
+
+// inOrder delivers payload, which starts at or before h.next. The first
+// copy of a byte wins, whether it was delivered already or is held.
+func (a *Assembler) inOrder(h *half, seq uint32, payload []byte) {
+	for {
+		d := seqDiff(seq, h.next)
+		if -d >= int64(len(payload)) {
+			return // all seen before: a retransmission
+		}
+		payload, seq = payload[-d:], h.next
+		if len(h.ooo) > 0 {
+			if k := seqDiff(h.ooo[0].seq, seq); k < int64(len(payload)) {
+				// It reaches held bytes: those came first. Deliver up to
+				// them, then them, then what is left past them.
+				if k > 0 {
+					a.deliver(h, payload[:k])
+				}
+				a.drain(h)
+				continue
+			}
+		}
 		a.deliver(h, payload)
 		a.drain(h)
 		return
 	}
-	if -d >= int64(len(payload)) {
-		return // all seen before: a retransmission
-	}
-	a.deliver(h, payload[-d:])
-	a.drain(h)
 }
 
 // deliver parses in-order bytes and advances the stream.
@@ -233,6 +326,17 @@ func (a *Assembler) onRequest(r *request) {
 func (a *Assembler) hold(h *half, seq uint32, payload []byte) {
 	buf := a.buffer(len(payload))
 	copy(buf, payload)
+	// The first copy of a byte wins: where held segments overlap this one,
+	// their bytes are kept, so overlapping held copies never differ.
+	for _, o := range h.ooo {
+		if d := seqDiff(o.seq, seq); d >= 0 {
+			if d < int64(len(buf)) {
+				copy(buf[d:], o.data)
+			}
+		} else if -d < int64(len(o.data)) {
+			copy(buf, o.data[-d:])
+		}
+	}
 	i := len(h.ooo)
 	for i > 0 && seqDiff(h.ooo[i-1].seq, seq) > 0 {
 		i--
@@ -309,7 +413,7 @@ func (a *Assembler) skipGap(h *half, seq uint32) {
 
 func (a *Assembler) maybeFinish(h *half) {
 	if h.fin && len(h.ooo) == 0 && seqDiff(h.finSeq, h.next) <= 0 {
-		a.closeHalf(h)
+		a.end(h, true)
 	}
 }
 
@@ -351,6 +455,12 @@ func (a *Assembler) dropOOO(h *half) {
 // leave its clock where it is.
 const timeJump = time.Minute
 
+// closedJump is how far packet time may go back before the closed
+// directions are forgotten: retransmissions come later in packet time,
+// and packets reordered across capture queues are a few milliseconds
+// apart; a file given twice goes back by its whole duration.
+const closedJump = 100 * time.Millisecond
+
 // evictProbe is how many tracked halves evict looks at, at most.
 const evictProbe = 64
 
@@ -376,6 +486,7 @@ func (a *Assembler) evict() bool {
 	for _, h := range a.flows {
 		if h.parser == nil && len(h.ooo) == 0 {
 			a.remove(h)
+			a.rememberClosed(h, false, true)
 			a.Stats.Evicted++
 			return true
 		}
@@ -391,6 +502,7 @@ func (a *Assembler) evict() bool {
 	}
 	a.busy = quiet
 	a.closeHalf(quiet)
+	a.rememberClosed(quiet, false, true)
 	a.busy = nil
 	a.Stats.Evicted++
 	return true
@@ -434,7 +546,7 @@ func (a *Assembler) sweep() {
 		h.lastSeen, h.gapSince = min(h.lastSeen, a.now), min(h.gapSince, a.now)
 		switch {
 		case a.now-h.lastSeen >= idle:
-			a.closeHalf(h)
+			a.end(h, false)
 		case len(h.ooo) > 0 && a.now-h.gapSince >= gap:
 			a.busy = h
 			a.skipGap(h, h.ooo[0].seq)
@@ -442,6 +554,7 @@ func (a *Assembler) sweep() {
 			a.maybeFinish(h)
 		}
 	}
+	a.closed.expire(a.now, a.opts.ClosedLinger.Nanoseconds())
 	a.shrink()
 }
 

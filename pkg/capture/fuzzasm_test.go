@@ -96,8 +96,12 @@ func FuzzAssembler(f *testing.F) {
 		fuzzSeg{flags: fzRST, conn: 1}))
 	f.Add(fuzzInput(fuzzSeg{flags: fzSYN | fzRel, conn: 2}, fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 2, seq: 1, n: 5},
 		fuzzSeg{flags: fzACK | fzRel | fzFIN | fzSnippet, conn: 2, seq: 1 + uint32(len(fuzzSnippets[5])), n: 0}))
+	// Fast Open, its SYN again, an RST, then retransmissions.
+	f.Add(fuzzInput(fuzzSeg{flags: fzSYN | fzSnippet, conn: 3, seq: 100, n: 5}, fuzzSeg{flags: fzSYN | fzSnippet, conn: 3, seq: 100, n: 5},
+		fuzzSeg{flags: fzRST | fzRel, conn: 3, seq: 1}, fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 3, seq: 1, n: 5},
+		fuzzSeg{flags: fzSYN | fzSnippet, conn: 3, seq: 100, n: 5}))
 	opts := AssemblerOptions{MaxFlowBuffer: 4096, MaxBuffer: 8192, MaxLine: 256, MaxFlows: 6,
-		IdleTimeout: 5 * time.Second, GapTimeout: time.Second}
+		IdleTimeout: 5 * time.Second, GapTimeout: time.Second, MaxClosed: 3, ClosedLinger: 10 * time.Second}
 	srvAddr := netip.MustParseAddrPort("192.0.2.1:80")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a := NewAssembler(&opts, func(r *Request) {
@@ -160,6 +164,9 @@ func checkHeld(t *testing.T, a *Assembler) {
 			t.Fatalf("a flow counts %d+%d bytes, holds %d+%d", h.oooBytes, h.lineCap, ooo, line)
 		}
 		n += h.held()
+	}
+	if c := a.closed.len(); c > a.opts.MaxClosed || a.closed.n < c {
+		t.Fatalf("%d closed directions remembered, %d in order, cap %d", c, a.closed.n, a.opts.MaxClosed)
 	}
 	if b := a.Buffered(); b != n || b < 0 || b > a.opts.MaxBuffer {
 		t.Fatalf("Buffered %d, recount %d, cap %d", b, n, a.opts.MaxBuffer)
