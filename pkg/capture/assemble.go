@@ -76,7 +76,10 @@ type Request struct {
 	Time     time.Time      // of the packet that completed the request's headers
 	Src, Dst netip.AddrPort // client and server
 	Method   []byte
-	URL      []byte // absolute: http://host[:port]/target
+	URL      []byte // absolute: http://host[:port]/target; for a tunnel, host:port
+	// Tunnel marks a CONNECT: URL is the authority it opens, not a
+	// resource, and the bytes after it are not parsed as HTTP.
+	Tunnel bool
 }
 
 // Segment is the part of a TCP segment the assembler needs.
@@ -94,11 +97,12 @@ type Segment struct {
 type AssemblerStats struct {
 	Flows          uint64 // connections (client directions) seen
 	Requests       uint64
-	ParseErrors    uint64 // junk runs, bad framing
-	Gaps           uint64 // holes in a stream given up on
-	Overflows      uint64 // times a buffer cap forced bytes to be dropped
-	SegmentsDenied uint64 // segments of new connections ignored because MaxFlows were tracked
-	Evicted        uint64 // halves forgotten at MaxFlows to make room: without data (a SYN and nothing else), else quiet for a second
+	ParseErrors    uint64        // junk runs, bad framing
+	NonHTTP        NonHTTPCounts // client streams of another protocol (TLS, SSH, ...), by StreamKind: skipped
+	Gaps           uint64        // holes in a stream given up on
+	Overflows      uint64        // times a buffer cap forced bytes to be dropped
+	SegmentsDenied uint64        // segments of new connections ignored because MaxFlows were tracked
+	Evicted        uint64        // halves forgotten at MaxFlows to make room: without data (a SYN and nothing else), else quiet for a second
 }
 
 type role uint8
