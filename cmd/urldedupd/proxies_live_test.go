@@ -235,3 +235,68 @@ AllowTcpForwarding yes
 		t.Errorf("ssh -D capture: %q, %d parse errors; want %q, 0", got, summary["parse_errors"], want)
 	}
 }
+
+// HTTP CONNECT through a real proxy (tinyproxy) to an HTTPS server
+// (openssl s_server) and to an HTTP server: each CONNECT is one record of
+// the authority it opens, marked a tunnel; the bytes after it, TLS or the
+// HTTP request inside the second tunnel, are not parsed (no parse error,
+// no record), as tshark does. A TLS connection straight to the server is
+// no parse error either.
+func TestReplayCONNECT(t *testing.T) {
+	srv, cli, srvIf := netns(t)
+	hostsIn(t, srv, "web.test", "192.0.2.1")
+	hostsIn(t, cli, "web.test", "192.0.2.1")
+	dir := t.TempDir()
+	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080"))
+	key, cert := filepath.Join(dir, "key.pem"), filepath.Join(dir, "cert.pem")
+	if out, err := exec.Command("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+		"-keyout", key, "-out", cert, "-subj", "/CN=web.test", "-days", "1").CombinedOutput(); err != nil {
+		t.Fatalf("openssl req: %v %s", err, out)
+	}
+	background(t, exec.Command("ip", "netns", "exec", srv, "openssl", "s_server", "-quiet", "-accept", "192.0.2.1:8443",
+		"-cert", cert, "-key", key, "-www"))
+	conf := filepath.Join(dir, "tinyproxy.conf")
+	os.WriteFile(conf, []byte(`User nobody
+Group nogroup
+Port 3128
+Listen 192.0.2.1
+Timeout 30
+MaxClients 20
+Allow 192.0.2.0/24
+ConnectPort 8443
+ConnectPort 8080
+`), 0o644)
+	background(t, exec.Command("ip", "netns", "exec", srv, "tinyproxy", "-d", "-c", conf))
+	waitListen(t, srv, 8080)
+	waitListen(t, srv, 8443)
+	waitListen(t, srv, 3128)
+
+	pcap := filepath.Join(dir, "connect.pcap")
+	stop := tcpdump(t, srv, srvIf, "tcp port 3128 or tcp port 8443", pcap)
+	curl := func(args ...string) {
+		t.Helper()
+		inNS(t, cli, append([]string{"curl", "-sS", "--fail", "--max-time", "10", "-o", "/dev/null"}, args...)...)
+	}
+	curl("-p", "-x", "http://192.0.2.1:3128", "-k", "https://web.test:8443/secret-path")
+	curl("-p", "-x", "http://192.0.2.1:3128", "http://web.test:8080/inside-tunnel")
+	curl("-x", "http://192.0.2.1:3128", "http://web.test:8080/via-proxy")
+	curl("-k", "https://web.test:8443/direct")
+	stop()
+
+	got, summary := replayJSON(t, pcap)
+	want := []string{
+		"CONNECT web.test:8080 tunnel",
+		"CONNECT web.test:8443 tunnel",
+		"GET http://web.test:8080/via-proxy",
+	}
+	if !slices.Equal(got, want) || summary["parse_errors"] != 0 {
+		t.Errorf("got %q, %d parse errors; want %q, 0", got, summary["parse_errors"], want)
+	}
+	// tshark: the same requests (its URI of a CONNECT is the authority).
+	ts := tsharkRequests(t, pcap)
+	wantTS := []string{"CONNECT web.test:8080 web.test:8080", "CONNECT web.test:8443 web.test:8443",
+		"GET web.test:8080 http://web.test:8080/via-proxy"}
+	if !slices.Equal(ts, wantTS) {
+		t.Errorf("tshark: %q, want %q", ts, wantTS)
+	}
+}

@@ -11,25 +11,26 @@ import (
 // pipelined request is found. Junk between requests is skipped line by
 // line; after a gap it resynchronises at the next request line.
 type reqParser struct {
-	state    parseState
-	maxLine  int
-	line     []byte // a line split across segments
-	overflow bool   // discarding the rest of an over-long line
-	req      []byte // SOCKS destination, method, target and host, back to back
-	dest     int    // req[:dest]: the SOCKS destination, host[:port]
-	method   int    // req[dest:method]
-	target   int    // req[method:target]
-	host     int    // req[target:host]; 0 when no Host header
-	version  byte   // minor version: HTTP/1.version
-	hdrBytes int
-	hasHost  bool
-	chunked  bool
-	bodyLeft int64
-	junk     bool  // inside a run of junk lines (counted once)
-	socks    uint8 // 5: inside a SOCKS5 handshake, after the greeting
-	pending  uint8 // a StreamKind + 1 recognised, not yet counted
-	r        request
-	budget   int // most bytes line and req may hold together, in capacity
+	state     parseState
+	maxLine   int
+	line      []byte // a line split across segments
+	overflow  bool   // discarding the rest of an over-long line
+	req       []byte // SOCKS destination, method, target and host, back to back
+	dest      int    // req[:dest]: the SOCKS destination, host[:port]
+	method    int    // req[dest:method]
+	target    int    // req[method:target]
+	host      int    // req[target:host]; 0 when no Host header
+	version   byte   // minor version: HTTP/1.version
+	hdrBytes  int
+	hasHost   bool
+	chunked   bool
+	bodyLeft  int64
+	junk      bool  // inside a run of junk lines (counted once)
+	socks     uint8 // 5: inside a SOCKS5 handshake, after the greeting
+	connected bool  // after a CONNECT: the bytes that follow are the tunnel's
+	pending   uint8 // a StreamKind + 1 recognised, not yet counted
+	r         request
+	budget    int // most bytes line and req may hold together, in capacity
 
 	// counters, read by the assembler
 	errors    uint64
@@ -252,7 +253,7 @@ func (p *reqParser) endHeaders(emit func(*request)) {
 	}
 	switch {
 	case p.r.tunnel:
-		p.state = stSniff // the bytes after a CONNECT: a tunnel, or a retry after a 407
+		p.state, p.connected = stSniff, true // the bytes after it: the tunnel, or a retry after a 407
 	case p.chunked:
 		p.state = stChunkSize
 	case p.bodyLeft > 0:
@@ -381,7 +382,7 @@ func (p *reqParser) close(emit func(*request)) {
 	if p.state == stHeaders {
 		p.emit(emit)
 	}
-	p.state = stRequest
+	p.state, p.socks, p.connected = stRequest, 0, false
 	p.line, p.overflow, p.junk = p.line[:0], false, false
 }
 

@@ -20,10 +20,11 @@ const (
 	StreamPOP3                      // CAPA, STLS, APOP
 	StreamFTP                       // FEAT, SYST, OPTS, AUTH TLS/SSL, EPSV, PASV
 	StreamFTPPOP3                   // USER: FTP or POP3, the same command
+	StreamTunnel                    // other bytes after a CONNECT (HTTP inside included): not parsed
 	NumStreamKinds
 )
 
-var streamKindNames = [NumStreamKinds]string{"tls", "ssh", "smtp", "imap", "pop3", "ftp", "ftp/pop3"}
+var streamKindNames = [NumStreamKinds]string{"tls", "ssh", "smtp", "imap", "pop3", "ftp", "ftp/pop3", "tunnel"}
 
 func (k StreamKind) String() string {
 	if k < NumStreamKinds {
@@ -131,6 +132,9 @@ func (p *reqParser) sniffed(data []byte) []byte {
 func (p *reqParser) recognise(b []byte) (res sniffResult, n int, kind StreamKind) {
 	if len(b) == 0 {
 		return sniffMore, 0, 0
+	}
+	if p.connected {
+		return p.tunnelled(b)
 	}
 	switch b[0] {
 	case 0x04:
@@ -362,4 +366,27 @@ func (p *reqParser) collect(s *AssemblerStats) {
 		s.NonHTTP[p.pending-1]++
 		p.pending = 0
 	}
+}
+
+// tunnelled looks at the bytes after a CONNECT. Another CONNECT is the
+// client's retry after a 407 (with credentials) and is parsed; anything
+// else is the tunnel, whose bytes are not HTTP to this connection: TLS or
+// SSH are counted as such, the rest (plain HTTP to the far end included,
+// as tshark does) as StreamTunnel.
+func (p *reqParser) tunnelled(b []byte) (sniffResult, int, StreamKind) {
+	for _, prefix := range [...]string{"CONNECT ", "SSH-", "\x16\x03"} {
+		if len(b) < len(prefix) && string(b) == prefix[:len(b)] {
+			return sniffMore, 0, 0
+		}
+	}
+	p.connected = false
+	switch {
+	case bytes.HasPrefix(b, []byte("CONNECT ")):
+		return sniffHTTP, 0, 0
+	case bytes.HasPrefix(b, []byte("\x16\x03")):
+		return sniffNonHTTP, 0, StreamTLS
+	case bytes.HasPrefix(b, []byte("SSH-")):
+		return sniffNonHTTP, 0, StreamSSH
+	}
+	return sniffNonHTTP, 0, StreamTunnel
 }
