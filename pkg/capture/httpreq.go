@@ -11,30 +11,31 @@ import (
 // pipelined request is found. Junk between requests is skipped line by
 // line; after a gap it resynchronises at the next request line.
 type reqParser struct {
-	state     parseState
-	maxLine   int
-	line      []byte // a line split across segments
-	overflow  bool   // discarding the rest of an over-long line
-	req       []byte // SOCKS destination, method, target and host, back to back
-	dest      int    // req[:dest]: the SOCKS destination, host[:port]
-	method    int    // req[dest:method]
-	target    int    // req[method:target]
-	host      int    // req[target:host]; 0 when no Host header
-	version   byte   // minor version: HTTP/1.version
-	hdrBytes  int
-	hasHost   bool
-	chunked   bool
-	bodyLeft  int64
-	junk      bool  // inside a run of junk lines (counted once)
-	socks     uint8 // 5: inside a SOCKS5 handshake, after the greeting
-	connected bool  // after a CONNECT: the bytes that follow are the tunnel's
-	pending   uint8 // a StreamKind + 1 recognised, not yet counted
-	r         request
-	budget    int // most bytes line and req may hold together, in capacity
+	maxLine  int
+	line     []byte // a line split across segments
+	req      []byte // SOCKS destination, method, target and host, back to back
+	dest     int32  // req[:dest]: the SOCKS destination, host[:port]
+	method   int32  // req[dest:method]
+	target   int32  // req[method:target]
+	host     int32  // req[target:host]; 0 when no Host header
+	hdrBytes int
+	bodyLeft int64
+	r        request
+	budget   int // most bytes line and req may hold together, in capacity
 
 	// counters, read by the assembler
 	errors    uint64
 	overflows uint64 // lines or requests dropped for the budget
+
+	state     parseState
+	version   byte // minor version: HTTP/1.version
+	overflow  bool // discarding the rest of an over-long line
+	hasHost   bool
+	chunked   bool
+	junk      bool  // inside a run of junk lines (counted once)
+	socks     uint8 // 5: inside a SOCKS5 handshake, after the greeting
+	connected bool  // after a CONNECT: the bytes that follow are the tunnel's
+	pending   uint8 // a StreamKind + 1 recognised, not yet counted
 }
 
 type parseState uint8
@@ -306,15 +307,16 @@ func (p *reqParser) requestLine(line []byte) lineKind {
 			return lineJunk
 		}
 	}
-	if p.dest > len(p.req) { // the buffers were dropped for the memory caps
+	if int(p.dest) > len(p.req) { // the buffers were dropped for the memory caps
 		p.dest = 0
 	}
-	if !p.fits(p.req, p.dest+sp+len(target)) {
+	if !p.fits(p.req, int(p.dest)+sp+len(target)) {
 		return lineOverBudget
 	}
 	p.req = append(append(p.req[:p.dest], line[:sp]...), target...)
-	p.method = p.dest + sp
-	p.target, p.host = p.method+len(target), p.method+len(target)
+	p.method = p.dest + int32(sp) // int32: a method, a target and a Host of at most maxLine each
+	p.target = p.method + int32(len(target))
+	p.host = p.target
 	p.version = ver[7] - '0'
 	p.hasHost, p.chunked, p.bodyLeft, p.hdrBytes = false, false, 0, 0
 	return lineRequest
@@ -329,12 +331,12 @@ func (p *reqParser) header(line []byte) {
 	switch {
 	case equalFold(name, "host"):
 		if !p.hasHost {
-			if !p.fits(p.req, p.target+len(value)) {
+			if !p.fits(p.req, int(p.target)+len(value)) {
 				p.overBudget()
 				return
 			}
 			p.req = append(p.req[:p.target], value...)
-			p.host = len(p.req)
+			p.host = int32(len(p.req))
 			p.hasHost = true
 		}
 	case equalFold(name, "content-length"):

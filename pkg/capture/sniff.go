@@ -355,7 +355,7 @@ func (p *reqParser) setDest(name []byte, addr netip.Addr, port uint16) {
 		d = append(d, ':')
 		d = strconv.AppendUint(d, uint64(port), 10)
 	}
-	p.req, p.dest = d, len(d)
+	p.req, p.dest = d, int32(len(d))
 }
 
 // collect moves the parser's counts into s.
