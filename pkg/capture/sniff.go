@@ -13,7 +13,7 @@ import (
 type StreamKind uint8
 
 const (
-	StreamTLS     StreamKind = iota // a TLS handshake record: 0x16 0x03
+	StreamTLS     StreamKind = iota // a TLS record: 0x14 to 0x17, then 0x03 0x00 to 0x04
 	StreamSSH                       // an "SSH-" banner
 	StreamSMTP                      // EHLO, HELO or LHLO
 	StreamIMAP                      // "tag CAPABILITY|LOGIN|STARTTLS|AUTHENTICATE|ID|NOOP"
@@ -152,11 +152,13 @@ func (p *reqParser) recognise(b []byte) (res sniffResult, n int, kind StreamKind
 		if p.socks == 5 { // username/password (RFC 1929)
 			return socks5Auth(b)
 		}
-	case 0x16:
-		if len(b) < 2 {
+	case 0x14, 0x15, 0x16, 0x17:
+		// A TLS record: 0x16 a handshake, the others a stream picked up
+		// after its start (change cipher spec, alert, application data).
+		if len(b) < 3 {
 			return sniffMore, 0, 0
 		}
-		if b[1] == 0x03 {
+		if b[1] == 0x03 && b[2] <= 0x04 {
 			return sniffNonHTTP, 0, StreamTLS
 		}
 		return sniffHTTP, 0, 0
