@@ -59,8 +59,8 @@ func (p *reqParser) sniff(data []byte) []byte {
 	for {
 		buf := data
 		if len(p.line) > 0 {
-			if len(p.line)+len(data) > maxSniff || !p.fits(p.line, len(p.line)+len(data)) {
-				return p.sniffed(data) // too long for a handshake or a first line
+			if !p.fits(p.line, len(p.line)+len(data)) {
+				return p.sniffed(data)
 			}
 			p.line = append(p.line, data...)
 			buf, data = p.line, nil
@@ -68,7 +68,7 @@ func (p *reqParser) sniff(data []byte) []byte {
 		res, n, kind := p.recognise(buf)
 		switch res {
 		case sniffMore:
-			if len(buf) >= maxSniff {
+			if len(buf) >= maxSniff { // too long for a handshake or a first line
 				return p.sniffed(data)
 			}
 			if len(p.line) == 0 {
@@ -174,8 +174,12 @@ func (p *reqParser) recognise(b []byte) (res sniffResult, n int, kind StreamKind
 	} else if string(b[:4]) == "SSH-" {
 		return sniffNonHTTP, 0, StreamSSH
 	}
-	i := bytes.IndexByte(b, '\n')
+	// Only the first maxSniff bytes count, however they were split.
+	i := bytes.IndexByte(b[:min(len(b), maxSniff)], '\n')
 	if i < 0 {
+		if len(b) >= maxSniff {
+			return sniffHTTP, 0, 0
+		}
 		return sniffMore, 0, 0
 	}
 	if k, ok := commandKind(bytes.TrimRight(b[:i], "\r")); ok {

@@ -95,6 +95,8 @@ func TestSniffStreams(t *testing.T) {
 		{"junk is still a parse error", "hello world\r\n" + getHost, []string{"GET http://h.example/p"}, 1, NonHTTPCounts{}},
 		{"binary junk is still a parse error", "\x00\x01\x02\r\n" + getHost, []string{"GET http://h.example/p"}, 1, NonHTTPCounts{}},
 		{"0x05 not a greeting", "\x05\x00\r\n" + getHost, []string{"GET http://h.example/p"}, 1, NonHTTPCounts{}},
+		{"first line just under the sniff bound", "EHLO " + strings.Repeat("x", maxSniff-7) + "\r\n" + getHost, nil, 0, kinds(StreamSMTP)},
+		{"first line just over the sniff bound", "EHLO " + strings.Repeat("x", maxSniff-5) + "\r\n" + getHost, []string{"GET http://h.example/p"}, 1, NonHTTPCounts{}},
 		{"over-long first line is HTTP junk", strings.Repeat("x", 3000) + "\r\n" + getHost, []string{"GET http://h.example/p"}, 1, NonHTTPCounts{}},
 		{"TLS later in a stream is junk", getHost + tlsHello, []string{"GET http://h.example/p"}, 1, NonHTTPCounts{}},
 	}
