@@ -92,13 +92,13 @@ func TestNonHTTPStreams(t *testing.T) {
 		// what they sent is what is looked at.
 		exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...).Run()
 	}
-	curl := []string{"curl", "-s", "--max-time", "5", "-o", "/dev/null"}
+	curl := []string{"curl", "-s", "--max-time", "30", "-o", "/dev/null"} // generous: a loaded machine
 	client(append(curl, "-k", "https://127.0.0.1:8443/")...)
 	client(append(curl, "--mail-from", "a@example.test", "--mail-rcpt", "b@example.test", "-T", "/dev/null", "smtp://127.0.0.1:2525")...)
 	client(append(curl, "-u", "u:p", "pop3://127.0.0.1:1100/")...)
 	client(append(curl, "-u", "u:p", "imap://127.0.0.1:1430/INBOX")...)
 	client(append(curl, "ftp://127.0.0.1:2121/")...)
-	client("ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-p", "2222", "127.0.0.1")
+	client("ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=30", "-p", "2222", "127.0.0.1")
 	time.Sleep(200 * time.Millisecond)
 	syscall.Kill(dump.Process.Pid, syscall.SIGINT)
 	dump.Wait()
@@ -113,5 +113,7 @@ func TestNonHTTPStreams(t *testing.T) {
 	}
 	if len(got) != 0 || st.Assembler.ParseErrors != 0 || st.Assembler.NonHTTP != want {
 		t.Errorf("requests %q, %d parse errors, non-HTTP %v; want none, 0, %v", got, st.Assembler.ParseErrors, st.Assembler.NonHTTP, want)
+		conv, _ := exec.Command("tshark", "-r", pcap, "-q", "-z", "conv,tcp").Output()
+		t.Logf("the connections recorded:\n%s", conv)
 	}
 }
