@@ -345,6 +345,10 @@ func (p *reqParser) socks5Request(b []byte) (sniffResult, int, StreamKind) {
 // setDest keeps a SOCKS destination, "host[:port]" (port unless 80), at
 // the front of p.req, where the memory caps count it.
 func (p *reqParser) setDest(name []byte, addr netip.Addr, port uint16) {
+	if !p.fits(p.req, len(name)+len("[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535")) {
+		p.req, p.dest = p.req[:0], 0 // no room under the caps: the server's address will do
+		return
+	}
 	d := p.req[:0]
 	if name != nil {
 		for _, c := range name {

@@ -136,3 +136,23 @@ func TestSniffAllocations(t *testing.T) {
 		}
 	}
 }
+
+// A SOCKS destination is kept only when the memory caps leave room for
+// it; without, a request without Host takes the server's address.
+func TestSniffDestOverBudget(t *testing.T) {
+	for _, budget := range []int{16, 1 << 20} {
+		p := newReqParser(1024)
+		p.budget = budget
+		var got string
+		p.feed([]byte("\x05\x01\x00"+"\x05\x01\x00\x03\x0bexample.net\x1f\x90"+getNoHost), func(r *request) {
+			got = string(appendURL(nil, r, testServer))
+		})
+		want := "http://example.net:8080/p"
+		if budget < 64 {
+			want = "http://192.0.2.1:8080/p"
+		}
+		if got != want || cap(p.req) > budget {
+			t.Errorf("budget %d: %q, %d bytes held; want %q", budget, got, cap(p.req), want)
+		}
+	}
+}
