@@ -58,7 +58,7 @@ func TestParseRequests(t *testing.T) {
 		{"junk between requests is skipped, counted once", "GET /1 HTTP/1.1\r\nHost: h\r\n\r\nhello\r\nworld\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n",
 			[]string{"GET http://h/1", "GET http://h/2"}, 1},
 		{"bare LF line ends", "GET /lf HTTP/1.1\nHost: h\n\n", []string{"GET http://h/lf"}, 0},
-		{"not HTTP/1.x", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", nil, 1},
+		{"not HTTP/1.x", "GET / HTTP/2.0\r\n\r\nGET / HTTP/3\r\n\r\n", nil, 1},
 		{"headers never end: still reported", "GET /cut HTTP/1.1\r\nHost: h\r\nUser-Ag", []string{"GET http://h/cut"}, 0},
 		{"over-long request line is junk", "GET /" + strings.Repeat("a", 2000) + " HTTP/1.1\r\nHost: h\r\n\r\nGET /ok HTTP/1.1\r\nHost: h\r\n\r\n",
 			[]string{"GET http://h/ok"}, 1},

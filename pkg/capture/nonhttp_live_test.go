@@ -58,8 +58,8 @@ func waitPort(t *testing.T, ns string, port int) {
 	}
 }
 
-// Real clients of other protocols (curl over TLS, SMTP, POP3, IMAP and
-// FTP, ssh), recorded by tcpdump: each client stream is counted by its
+// Real clients of other protocols (curl over TLS, SMTP, POP3, IMAP, FTP
+// and HTTP/2 with prior knowledge, ssh), recorded by tcpdump: each client stream is counted by its
 // kind, none is an HTTP parse error, and nothing is reported.
 func TestNonHTTPStreams(t *testing.T) {
 	ns := loNamespace(t)
@@ -71,8 +71,8 @@ func TestNonHTTPStreams(t *testing.T) {
 	}
 	startIn(t, ns, "openssl", "s_server", "-quiet", "-accept", "127.0.0.1:8443", "-cert", cert, "-key", key, "-www")
 	startIn(t, ns, "python3", "../../scripts/greeter.py", "127.0.0.1",
-		"2525:220 smtp.test ESMTP", "1100:+OK POP3 ready", "1430:* OK IMAP4rev1 ready", "2121:220 FTP ready", "2222:SSH-2.0-greeter")
-	for _, p := range []int{8443, 2525, 1100, 1430, 2121, 2222} {
+		"2525:220 smtp.test ESMTP", "1100:+OK POP3 ready", "1430:* OK IMAP4rev1 ready", "2121:220 FTP ready", "2222:SSH-2.0-greeter", "8080:not HTTP/2")
+	for _, p := range []int{8443, 2525, 1100, 1430, 2121, 2222, 8080} {
 		waitPort(t, ns, p)
 	}
 
@@ -98,6 +98,7 @@ func TestNonHTTPStreams(t *testing.T) {
 	client(append(curl, "-u", "u:p", "pop3://127.0.0.1:1100/")...)
 	client(append(curl, "-u", "u:p", "imap://127.0.0.1:1430/INBOX")...)
 	client(append(curl, "ftp://127.0.0.1:2121/")...)
+	client(append(curl, "--http2-prior-knowledge", "http://127.0.0.1:8080/")...)
 	client("ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=30", "-p", "2222", "127.0.0.1")
 	time.Sleep(200 * time.Millisecond)
 	syscall.Kill(dump.Process.Pid, syscall.SIGINT)
@@ -108,7 +109,7 @@ func TestNonHTTPStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want NonHTTPCounts
-	for _, k := range []StreamKind{StreamTLS, StreamSMTP, StreamPOP3, StreamIMAP, StreamFTPPOP3, StreamSSH} {
+	for _, k := range []StreamKind{StreamTLS, StreamSMTP, StreamPOP3, StreamIMAP, StreamFTPPOP3, StreamSSH, StreamHTTP2} {
 		want[k] = 1
 	}
 	if len(got) != 0 || st.Assembler.ParseErrors != 0 || st.Assembler.NonHTTP != want {

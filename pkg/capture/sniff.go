@@ -21,10 +21,11 @@ const (
 	StreamFTP                       // FEAT, SYST, OPTS, AUTH TLS/SSL, EPSV, PASV
 	StreamFTPPOP3                   // USER: FTP or POP3, the same command
 	StreamTunnel                    // other bytes after a CONNECT (HTTP inside included): not parsed
+	StreamHTTP2                     // the HTTP/2 connection preface "PRI * HTTP/2.0" (prior knowledge, h2c)
 	NumStreamKinds
 )
 
-var streamKindNames = [NumStreamKinds]string{"tls", "ssh", "smtp", "imap", "pop3", "ftp", "ftp/pop3", "tunnel"}
+var streamKindNames = [NumStreamKinds]string{"tls", "ssh", "smtp", "imap", "pop3", "ftp", "ftp/pop3", "tunnel", "http2"}
 
 func (k StreamKind) String() string {
 	if k < NumStreamKinds {
@@ -191,6 +192,9 @@ func (p *reqParser) recognise(b []byte) (res sniffResult, n int, kind StreamKind
 // commandKind recognises the first command a client sends to a
 // server-first text protocol.
 func commandKind(line []byte) (StreamKind, bool) {
+	if string(line) == "PRI * HTTP/2.0" {
+		return StreamHTTP2, true
+	}
 	if bytes.HasSuffix(line, []byte(" HTTP/1.0")) || bytes.HasSuffix(line, []byte(" HTTP/1.1")) {
 		return 0, false
 	}

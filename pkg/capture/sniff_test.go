@@ -90,6 +90,7 @@ func TestSniffStreams(t *testing.T) {
 		{"IMAP", "a001 CAPABILITY\r\na002 LOGIN u p\r\n", nil, 0, kinds(StreamIMAP)},
 		{"POP3", "CAPA\r\nUSER u\r\n", nil, 0, kinds(StreamPOP3)},
 		{"FTP", "AUTH TLS\r\n", nil, 0, kinds(StreamFTP)},
+		{"HTTP/2 with prior knowledge", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x12\x04\x00" + getHost, nil, 0, kinds(StreamHTTP2)},
 		{"FTP or POP3", "USER anonymous\r\nPASS x\r\n", nil, 0, kinds(StreamFTPPOP3)},
 		{"HTTP method named like a command", "USER /x HTTP/1.1\r\nHost: h\r\n\r\n", []string{"USER http://h/x"}, 0, NonHTTPCounts{}},
 		{"junk is still a parse error", "hello world\r\n" + getHost, []string{"GET http://h.example/p"}, 1, NonHTTPCounts{}},
