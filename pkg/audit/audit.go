@@ -24,10 +24,12 @@ type Format int
 const (
 	// NewURLs writes each new URL, one per line.
 	NewURLs Format = iota
-	// All writes every request as "new<TAB>URL" or "dup<TAB>URL".
+	// All writes every request as "new<TAB>URL" or "dup<TAB>URL", and
+	// "<TAB>tunnel" after a CONNECT's authority.
 	All
 	// JSON writes every request as one JSON object per line, with the
-	// fields ts, src, dst, method, url and new.
+	// fields ts, src, dst, method, url and new, and "tunnel":true for a
+	// CONNECT (its url is the authority it opens, host:port).
 	JSON
 	// NewJSON writes the requests whose URL is new, as JSON: the event log
 	// of `urldedupd serve`.
@@ -93,6 +95,7 @@ type record struct {
 	time       time.Time
 	src, dst   netip.AddrPort
 	method, to int // method is data[off:method], URL data[method:to]
+	tunnel     bool
 }
 
 // New returns a Log deciding against d and writing to w. With dryRun it
@@ -173,7 +176,7 @@ func (l *Log) queue(r *capture.Request, sig signature.Signature) {
 	}
 	off := len(b.data)
 	b.data = append(append(b.data, r.Method...), r.URL...)
-	b.reqs = append(b.reqs, record{time: r.Time, src: r.Src, dst: r.Dst, method: off + len(r.Method), to: len(b.data)})
+	b.reqs = append(b.reqs, record{time: r.Time, src: r.Src, dst: r.Dst, method: off + len(r.Method), to: len(b.data), tunnel: r.Tunnel})
 	b.sigs = append(b.sigs, sig)
 	if len(b.sigs) == cap(b.sigs) || time.Since(b.started) >= l.maxDelay {
 		l.send()
@@ -218,7 +221,7 @@ func (l *Log) recv() {
 		if i > 0 {
 			off = b.reqs[i-1].to
 		}
-		r.Time, r.Src, r.Dst = rec.time, rec.src, rec.dst
+		r.Time, r.Src, r.Dst, r.Tunnel = rec.time, rec.src, rec.dst, rec.tunnel
 		r.Method, r.URL = b.data[off:rec.method], b.data[rec.method:rec.to]
 		l.write(&r, b.seen[i])
 	}
@@ -266,7 +269,11 @@ func (l *Log) write(r *capture.Request, seen bool) {
 		} else {
 			b = append(b, "new\t"...)
 		}
-		b = append(append(b, r.URL...), '\n')
+		b = append(b, r.URL...)
+		if r.Tunnel {
+			b = append(b, "\ttunnel"...)
+		}
+		b = append(b, '\n')
 	case JSON:
 		b = appendJSON(b, r, !seen)
 	case NewJSON:
@@ -292,6 +299,9 @@ func appendJSON(b []byte, r *capture.Request, isNew bool) []byte {
 	b = appendJSONString(b, r.Method)
 	b = append(b, `,"url":`...)
 	b = appendJSONString(b, r.URL)
+	if r.Tunnel {
+		b = append(b, `,"tunnel":true`...)
+	}
 	b = append(b, `,"new":`...)
 	b = strconv.AppendBool(b, isNew)
 	return append(b, "}\n"...)

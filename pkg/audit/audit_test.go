@@ -93,6 +93,33 @@ func TestJSON(t *testing.T) {
 	}
 }
 
+// A CONNECT is marked a tunnel: a third column in All, "tunnel":true in
+// JSON; the other records do not change.
+func TestTunnel(t *testing.T) {
+	rs := requests()[:1]
+	rs = append(rs, &capture.Request{Time: rs[0].Time, Src: rs[0].Src, Dst: rs[0].Dst, Method: []byte("CONNECT"),
+		URL: []byte("a.example:443"), Tunnel: true})
+	tests := []struct {
+		format audit.Format
+		want   string
+	}{
+		{audit.NewURLs, "http://a.example/x\na.example:443\n"},
+		{audit.All, "new\thttp://a.example/x\nnew\ta.example:443\ttunnel\n"},
+		{audit.JSON, `{"ts":"2026-11-22T14:00:00.123456Z","src":"192.0.2.10:40000","dst":"[2001:db8::1]:80","method":"GET","url":"http://a.example/x","new":true}` + "\n" +
+			`{"ts":"2026-11-22T14:00:00.123456Z","src":"192.0.2.10:40000","dst":"[2001:db8::1]:80","method":"CONNECT","url":"a.example:443","tunnel":true,"new":true}` + "\n"},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		l := audit.New(newSet(t), signature.NewSigner(signature.IEEE, signature.Safe), &out, tt.format, false, nil)
+		for _, r := range rs {
+			l.Request(r)
+		}
+		if out.String() != tt.want {
+			t.Errorf("format %d:\n%s\nwant\n%s", tt.format, out.String(), tt.want)
+		}
+	}
+}
+
 func TestNoAllocations(t *testing.T) {
 	var out bytes.Buffer
 	out.Grow(1 << 20)
@@ -129,6 +156,9 @@ func manyRequests(n int) []*capture.Request {
 		r := *base
 		r.Time = base.Time.Add(time.Duration(i) * time.Millisecond)
 		r.URL = fmt.Appendf(nil, "http://h%d.example/%d", i%7, i%(n/3+1))
+		if i%10 == 3 { // a CONNECT: the tunnel mark goes through the batches too
+			r.Method, r.URL, r.Tunnel = []byte("CONNECT"), fmt.Appendf(nil, "h%d.example:443", i%11), true
+		}
 		rs = append(rs, &r)
 	}
 	return rs

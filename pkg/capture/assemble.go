@@ -94,7 +94,10 @@ type Request struct {
 	Time     time.Time      // of the packet that completed the request's headers
 	Src, Dst netip.AddrPort // client and server
 	Method   []byte
-	URL      []byte // absolute: http://host[:port]/target
+	URL      []byte // absolute: http://host[:port]/target; for a tunnel, host:port
+	// Tunnel marks a CONNECT: URL is the authority it opens, not a
+	// resource, and the bytes after it are not parsed as HTTP.
+	Tunnel bool
 }
 
 // Segment is the part of a TCP segment the assembler needs.
@@ -112,12 +115,13 @@ type Segment struct {
 type AssemblerStats struct {
 	Flows          uint64 // connections (client directions) seen; a direction tracked again after eviction or expiry is not counted again
 	Requests       uint64
-	ParseErrors    uint64 // junk runs, bad framing
-	Gaps           uint64 // holes in a stream given up on
-	Overflows      uint64 // times a buffer cap forced bytes to be dropped
-	SegmentsDenied uint64 // segments of new connections ignored because MaxFlows were tracked
-	Evicted        uint64 // halves forgotten at MaxFlows to make room: without data (a SYN and nothing else), else quiet for a second
-	LateSegments   uint64 // segments of a connection direction that had ended (FIN, RST), dropped: retransmissions, its SYN again
+	ParseErrors    uint64        // junk runs, bad framing
+	NonHTTP        NonHTTPCounts // client streams of another protocol (TLS, SSH, ...), by StreamKind: skipped
+	Gaps           uint64        // holes in a stream given up on
+	Overflows      uint64        // times a buffer cap forced bytes to be dropped
+	SegmentsDenied uint64        // segments of new connections ignored because MaxFlows were tracked
+	Evicted        uint64        // halves forgotten at MaxFlows to make room: without data (a SYN and nothing else), else quiet for a second
+	LateSegments   uint64        // segments of a connection direction that had ended (FIN, RST), dropped: retransmissions, its SYN again
 }
 
 type role uint8

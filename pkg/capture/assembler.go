@@ -317,7 +317,7 @@ func (a *Assembler) onRequest(r *request) {
 	if testHooks {
 		testPanic(a.url)
 	}
-	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Method: r.method, URL: a.url}
+	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Method: r.method, URL: a.url, Tunnel: r.tunnel}
 	a.Stats.Requests++
 	a.emit(&a.req)
 }
@@ -434,8 +434,7 @@ func (a *Assembler) closeParser(h *half) {
 	if p := h.parser; p != nil {
 		a.cur = h
 		p.close(a.onRequest)
-		a.Stats.ParseErrors += p.errors
-		p.errors = 0
+		p.collect(&a.Stats)
 		p.line, p.req = nil, nil
 		a.buffered -= h.lineCap
 		h.lineCap = 0
@@ -588,8 +587,7 @@ func (a *Assembler) Flush() {
 func (a *Assembler) collectErrors() {
 	for _, h := range a.flows {
 		if h.parser != nil {
-			a.Stats.ParseErrors += h.parser.errors
-			h.parser.errors = 0
+			h.parser.collect(&a.Stats)
 		}
 	}
 }

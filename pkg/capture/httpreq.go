@@ -11,26 +11,31 @@ import (
 // pipelined request is found. Junk between requests is skipped line by
 // line; after a gap it resynchronises at the next request line.
 type reqParser struct {
-	state    parseState
 	maxLine  int
 	line     []byte // a line split across segments
-	overflow bool   // discarding the rest of an over-long line
-	req      []byte // method, target and host, back to back
-	method   int    // req[:method]
-	target   int    // req[method:target]
-	host     int    // req[target:host]; 0 when no Host header
-	version  byte   // minor version: HTTP/1.version
+	req      []byte // SOCKS destination, method, target and host, back to back
+	dest     int32  // req[:dest]: the SOCKS destination, host[:port]
+	method   int32  // req[dest:method]
+	target   int32  // req[method:target]
+	host     int32  // req[target:host]; 0 when no Host header
 	hdrBytes int
-	hasHost  bool
-	chunked  bool
 	bodyLeft int64
-	junk     bool // inside a run of junk lines (counted once)
 	r        request
 	budget   int // most bytes line and req may hold together, in capacity
 
 	// counters, read by the assembler
 	errors    uint64
 	overflows uint64 // lines or requests dropped for the budget
+
+	state     parseState
+	version   byte // minor version: HTTP/1.version
+	overflow  bool // discarding the rest of an over-long line
+	hasHost   bool
+	chunked   bool
+	junk      bool  // inside a run of junk lines (counted once)
+	socks     uint8 // 5: inside a SOCKS5 handshake, after the greeting
+	connected bool  // after a CONNECT: the bytes that follow are the tunnel's
+	pending   uint8 // a StreamKind + 1 recognised, not yet counted
 }
 
 type parseState uint8
@@ -43,6 +48,8 @@ const (
 	stChunkData                   // skipping a chunk's bytes
 	stChunkEnd                    // expecting the CRLF after a chunk
 	stTrailers                    // inside the trailer section
+	stSniff                       // at the start of a stream, or of a tunnel: see sniff
+	stSkip                        // a stream of another protocol: its bytes are skipped
 )
 
 const maxHeaderBytes = 64 << 10
@@ -55,11 +62,15 @@ const keepCap = 4 << 10
 // buffer and are valid only during the call.
 type request struct {
 	method, target, host []byte
+	dest                 []byte // the SOCKS destination, host[:port], if any
 	hasHost              bool
+	tunnel               bool // a CONNECT: target is the authority it opens
 	minor                byte
 }
 
-func newReqParser(maxLine int) *reqParser { return &reqParser{maxLine: maxLine, budget: math.MaxInt} }
+func newReqParser(maxLine int) *reqParser {
+	return &reqParser{maxLine: maxLine, budget: math.MaxInt, state: stSniff}
+}
 
 // fits reports whether buf (p.line or p.req) can hold n bytes within the
 // budget: growing it takes a new array of about n bytes.
@@ -73,13 +84,20 @@ func (p *reqParser) fits(buf []byte, n int) bool {
 func (p *reqParser) overBudget() {
 	p.overflows++
 	p.state, p.junk = stRequest, true
-	p.line, p.req = nil, nil
+	p.line, p.req, p.dest = nil, nil, 0
 }
 
 // feed parses data, calling emit for every request whose header section
 // ends in it.
 func (p *reqParser) feed(data []byte, emit func(*request)) {
 	for len(data) > 0 {
+		if p.state >= stSniff {
+			if p.state == stSkip {
+				return
+			}
+			data = p.sniff(data)
+			continue
+		}
 		if p.state == stBody || p.state == stChunkData {
 			n := int64(len(data))
 			if n > p.bodyLeft {
@@ -232,9 +250,11 @@ func (p *reqParser) handle(line []byte, emit func(*request)) {
 func (p *reqParser) endHeaders(emit func(*request)) {
 	p.emit(emit)
 	if cap(p.req) > keepCap {
-		p.req = nil
+		p.req = append([]byte(nil), p.req[:p.dest]...)
 	}
 	switch {
+	case p.r.tunnel:
+		p.state, p.connected = stSniff, true // the bytes after it: the tunnel, or a retry after a 407
 	case p.chunked:
 		p.state = stChunkSize
 	case p.bodyLeft > 0:
@@ -245,9 +265,11 @@ func (p *reqParser) endHeaders(emit func(*request)) {
 }
 
 func (p *reqParser) emit(emit func(*request)) {
+	method := p.req[p.dest:p.method]
 	p.r = request{
-		method: p.req[:p.method], target: p.req[p.method:p.target], host: p.req[p.target:p.host],
-		hasHost: p.hasHost, minor: p.version,
+		method: method, target: p.req[p.method:p.target], host: p.req[p.target:p.host],
+		dest: p.req[:p.dest], hasHost: p.hasHost, minor: p.version,
+		tunnel: string(method) == "CONNECT",
 	}
 	emit(&p.r)
 }
@@ -285,11 +307,16 @@ func (p *reqParser) requestLine(line []byte) lineKind {
 			return lineJunk
 		}
 	}
-	if !p.fits(p.req, sp+len(target)) {
+	if int(p.dest) > len(p.req) { // the buffers were dropped for the memory caps
+		p.dest = 0
+	}
+	if !p.fits(p.req, int(p.dest)+sp+len(target)) {
 		return lineOverBudget
 	}
-	p.req = append(append(p.req[:0], line[:sp]...), target...)
-	p.method, p.target, p.host = sp, sp+len(target), sp+len(target)
+	p.req = append(append(p.req[:p.dest], line[:sp]...), target...)
+	p.method = p.dest + int32(sp) // int32: a method, a target and a Host of at most maxLine each
+	p.target = p.method + int32(len(target))
+	p.host = p.target
 	p.version = ver[7] - '0'
 	p.hasHost, p.chunked, p.bodyLeft, p.hdrBytes = false, false, 0, 0
 	return lineRequest
@@ -304,12 +331,12 @@ func (p *reqParser) header(line []byte) {
 	switch {
 	case equalFold(name, "host"):
 		if !p.hasHost {
-			if !p.fits(p.req, p.target+len(value)) {
+			if !p.fits(p.req, int(p.target)+len(value)) {
 				p.overBudget()
 				return
 			}
 			p.req = append(p.req[:p.target], value...)
-			p.host = len(p.req)
+			p.host = int32(len(p.req))
 			p.hasHost = true
 		}
 	case equalFold(name, "content-length"):
@@ -336,6 +363,9 @@ func (p *reqParser) holding() bool {
 // unknown). Inside a body of known length it just skips them; anywhere
 // else it resynchronises at the next request line.
 func (p *reqParser) gap(n int64) {
+	if p.state == stSkip {
+		return
+	}
 	if n >= 0 && (p.state == stBody || p.state == stChunkData) && n < p.bodyLeft {
 		p.bodyLeft -= n
 		return
@@ -354,7 +384,7 @@ func (p *reqParser) close(emit func(*request)) {
 	if p.state == stHeaders {
 		p.emit(emit)
 	}
-	p.state = stRequest
+	p.state, p.socks, p.connected = stRequest, 0, false
 	p.line, p.overflow, p.junk = p.line[:0], false, false
 }
 

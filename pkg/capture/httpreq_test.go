@@ -46,7 +46,7 @@ func TestParseRequests(t *testing.T) {
 		{"absolute-form", "GET http://proxy.example/p HTTP/1.1\r\nHost: other\r\n\r\n",
 			[]string{"GET http://proxy.example/p"}, 0},
 		{"authority-form", "CONNECT secure.example:443 HTTP/1.1\r\nHost: secure.example:443\r\n\r\n",
-			[]string{"CONNECT http://secure.example:443"}, 0},
+			[]string{"CONNECT secure.example:443"}, 0},
 		{"asterisk-form", "OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n", []string{"OPTIONS http://h*"}, 0},
 		{"any method token", "PROPFIND /dav HTTP/1.1\r\nHost: h\r\n\r\nBREW /pot HTTP/1.1\r\nHost: h\r\n\r\n",
 			[]string{"PROPFIND http://h/dav", "BREW http://h/pot"}, 0},
@@ -58,7 +58,7 @@ func TestParseRequests(t *testing.T) {
 		{"junk between requests is skipped, counted once", "GET /1 HTTP/1.1\r\nHost: h\r\n\r\nhello\r\nworld\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n",
 			[]string{"GET http://h/1", "GET http://h/2"}, 1},
 		{"bare LF line ends", "GET /lf HTTP/1.1\nHost: h\n\n", []string{"GET http://h/lf"}, 0},
-		{"not HTTP/1.x", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", nil, 1},
+		{"not HTTP/1.x", "GET / HTTP/2.0\r\n\r\nGET / HTTP/3\r\n\r\n", nil, 1},
 		{"headers never end: still reported", "GET /cut HTTP/1.1\r\nHost: h\r\nUser-Ag", []string{"GET http://h/cut"}, 0},
 		{"over-long request line is junk", "GET /" + strings.Repeat("a", 2000) + " HTTP/1.1\r\nHost: h\r\n\r\nGET /ok HTTP/1.1\r\nHost: h\r\n\r\n",
 			[]string{"GET http://h/ok"}, 1},
@@ -111,11 +111,18 @@ func FuzzParseRequests(f *testing.F) {
 	f.Add([]byte("GET / HTTP/1.1\r\nHost: h\r\n\r\n"), uint8(3))
 	f.Add([]byte("POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"), uint8(1))
 	f.Add([]byte("POST / HTTP/1.0\r\nContent-Length: 99999999999\r\n\r\n"), uint8(0))
+	f.Add([]byte("\x04\x01\x1f\x90\x00\x00\x00\x01u\x00www.example.org\x00GET /p HTTP/1.0\r\n\r\n"), uint8(2))
+	f.Add([]byte("\x05\x01\x02\x01\x04user\x06secret\x05\x01\x00\x03\x0bexample.net\x1f\x90GET /p HTTP/1.0\r\n\r\n"), uint8(4))
+	f.Add([]byte("\x05\x01\x00\x05\x01\x00\x04\x20\x01\x0d\xb8\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x50GET /6 HTTP/1.0\r\n\r\n"), uint8(5))
+	f.Add([]byte("CONNECT h:443 HTTP/1.1\r\n\r\n\x16\x03\x01\x00\x05hello"), uint8(6))
+	f.Add([]byte("EHLO x\r\nMAIL FROM:<a@b>\r\n"), uint8(1))
+	f.Add([]byte("SSH-2.0-x\r\n"), uint8(2))
+	f.Add([]byte("a1 LOGIN u p\r\nGET / HTTP/1.1\r\n\r\n"), uint8(7))
 	f.Fuzz(func(t *testing.T, data []byte, piece uint8) {
-		all, errsAll := parse(string(data), 0)
-		split, errsSplit := parse(string(data), int(piece%16)+1)
-		if !reflect.DeepEqual(all, split) || errsAll != errsSplit {
-			t.Fatalf("whole: %q %d; in pieces of %d: %q %d", all, errsAll, piece%16+1, split, errsSplit)
+		all, statsAll := sniffParse(string(data), 0)
+		split, statsSplit := sniffParse(string(data), int(piece%16)+1)
+		if !reflect.DeepEqual(all, split) || statsAll != statsSplit {
+			t.Fatalf("whole: %q %+v; in pieces of %d: %q %+v", all, statsAll, piece%16+1, split, statsSplit)
 		}
 	})
 }

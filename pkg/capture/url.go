@@ -7,13 +7,17 @@ import (
 
 // appendURL appends the absolute URL of r, sent to server, to dst:
 //   - origin-form "/p?q": http://HOST/p?q, HOST from the Host header, port
-//     kept; without one (HTTP/1.0), the server's address and its port
-//     unless 80;
+//     kept; without one (HTTP/1.0), the SOCKS destination the stream
+//     opened with, else the server's address and its port unless 80;
 //   - absolute-form "http://h/p" (proxy requests): as sent;
-//   - authority-form "h:443" (CONNECT): http://h:443, as tshark shows it;
+//   - authority-form "h:443" (CONNECT): h:443, as sent, and the request is
+//     marked a tunnel;
 //   - asterisk-form "*" (OPTIONS): http://HOST*, as tshark shows it.
 func appendURL(dst []byte, r *request, server netip.AddrPort) []byte {
 	t := r.target
+	if r.tunnel {
+		return append(dst, t...) // the authority a CONNECT opens, as sent
+	}
 	if hasScheme(t) {
 		return append(dst, t...)
 	}
@@ -23,6 +27,8 @@ func appendURL(dst []byte, r *request, server netip.AddrPort) []byte {
 	}
 	if r.hasHost && len(r.host) > 0 {
 		dst = append(dst, r.host...)
+	} else if len(r.dest) > 0 {
+		dst = append(dst, r.dest...) // the SOCKS destination
 	} else {
 		dst = appendHostPort(dst, server)
 	}

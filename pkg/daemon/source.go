@@ -177,9 +177,13 @@ func addStats(a, b capture.Stats) capture.Stats {
 	x.Flows += y.Flows
 	x.Requests += y.Requests
 	x.ParseErrors += y.ParseErrors
+	for k := range x.NonHTTP {
+		x.NonHTTP[k] += y.NonHTTP[k]
+	}
 	x.Gaps += y.Gaps
 	x.Overflows += y.Overflows
 	x.SegmentsDenied += y.SegmentsDenied
 	x.Evicted += y.Evicted
+	x.LateSegments += y.LateSegments
 	return a
 }
