@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"fmt"
 	"net/netip"
 
 	"github.com/gopacket/gopacket"
@@ -35,6 +34,7 @@ const (
 	decodedOther                 // not TCP over IP: not counted as an error
 	decodedFragment              // an IPv4 fragment: not reassembled
 	decodedError                 // malformed
+	decodedNot                   // of a format not decoded (a link type, EtherType ...): counted by reason
 )
 
 func newDecoder() *decoder {
@@ -63,15 +63,16 @@ func (d *decoder) supported(lt layers.LinkType) bool {
 	return ok || lt == layers.LinkTypeRaw || lt == 12 // DLT_RAW on some systems
 }
 
-// decode fills seg from a frame. seg.Payload aliases data.
-func (d *decoder) decode(lt layers.LinkType, data []byte, seg *Segment) (decodeResult, error) {
+// decode fills seg from a frame. seg.Payload aliases data. For a frame
+// that carries no TCP segment (decodedOther, decodedNot) it returns why.
+func (d *decoder) decode(lt layers.LinkType, data []byte, seg *Segment) (decodeResult, Reason, error) {
 	p := d.parsers[lt]
 	if p == nil {
 		if !d.supported(lt) {
-			return decodedError, fmt.Errorf("%w: link type %v", ErrLinkType, lt)
+			return decodedNot, Reason{ReasonLinkType, uint32(lt)}, nil
 		}
 		if len(data) == 0 {
-			return decodedError, errEmpty
+			return decodedError, Reason{}, errEmpty
 		}
 		p = d.raw4
 		if data[0]>>4 == 6 {
@@ -79,7 +80,7 @@ func (d *decoder) decode(lt layers.LinkType, data []byte, seg *Segment) (decodeR
 		}
 	}
 	if err := p.DecodeLayers(data, &d.decoded); err != nil {
-		return decodedError, err
+		return decodedError, Reason{}, err
 	}
 	var haveIP4, haveIP6, haveTCP bool
 	for _, t := range d.decoded {
@@ -94,9 +95,9 @@ func (d *decoder) decode(lt layers.LinkType, data []byte, seg *Segment) (decodeR
 	}
 	switch {
 	case haveIP4 && (d.ip4.Flags&layers.IPv4MoreFragments != 0 || d.ip4.FragOffset != 0):
-		return decodedFragment, nil
+		return decodedFragment, Reason{}, nil
 	case !haveTCP:
-		return decodedOther, nil
+		return d.why()
 	case haveIP4:
 		seg.Src = netip.AddrPortFrom(netip.AddrFrom4([4]byte(d.ip4.SrcIP.To4())), uint16(d.tcp.SrcPort))
 		seg.Dst = netip.AddrPortFrom(netip.AddrFrom4([4]byte(d.ip4.DstIP.To4())), uint16(d.tcp.DstPort))
@@ -104,10 +105,42 @@ func (d *decoder) decode(lt layers.LinkType, data []byte, seg *Segment) (decodeR
 		seg.Src = netip.AddrPortFrom(netip.AddrFrom16([16]byte(d.ip6.SrcIP.To16())), uint16(d.tcp.SrcPort))
 		seg.Dst = netip.AddrPortFrom(netip.AddrFrom16([16]byte(d.ip6.DstIP.To16())), uint16(d.tcp.DstPort))
 	default:
-		return decodedOther, nil
+		return decodedOther, Reason{ReasonIPProtocol, uint32(layers.IPProtocolTCP)}, nil
 	}
 	t := &d.tcp
 	seg.Seq, seg.SYN, seg.ACK, seg.FIN, seg.RST = t.Seq, t.SYN, t.ACK, t.FIN, t.RST
 	seg.Payload = t.Payload
-	return decodedTCP, nil
+	return decodedTCP, Reason{}, nil
+}
+
+// why says where a frame without TCP stopped: at a protocol carrying no IP
+// or at an IP protocol other than TCP (decodedOther), or at one not decoded
+// (decodedNot). It reads the last layer decoded.
+func (d *decoder) why() (decodeResult, Reason, error) {
+	if len(d.decoded) == 0 {
+		return decodedError, Reason{}, errEmpty
+	}
+	var next uint16
+	switch d.decoded[len(d.decoded)-1] {
+	case layers.LayerTypeIPv4:
+		return decodedOther, Reason{ReasonIPProtocol, uint32(d.ip4.Protocol)}, nil
+	case layers.LayerTypeIPv6:
+		return decodedOther, Reason{ReasonIPProtocol, uint32(d.ip6.NextHeader)}, nil
+	case layers.LayerTypeLoopback:
+		return decodedNot, Reason{ReasonFamily, uint32(d.lo.Family)}, nil
+	case layers.LayerTypeEthernet:
+		next = uint16(d.eth.EthernetType) // 0 for an 802.3 length frame (LLC)
+	case layers.LayerTypeDot1Q:
+		next = uint16(d.dot1q.Type)
+	case layers.LayerTypeLinuxSLL:
+		next = uint16(d.sll.EthernetType)
+	case layers.LayerTypeLinuxSLL2:
+		next = uint16(d.sll2.ProtocolType)
+	default:
+		return decodedOther, Reason{}, nil
+	}
+	if nonIPEtherType(next) {
+		return decodedOther, Reason{ReasonNonIP, uint32(next)}, nil
+	}
+	return decodedNot, Reason{ReasonEtherType, uint32(next)}, nil
 }

@@ -20,13 +20,20 @@ type Stats struct {
 	Packets      uint64
 	Bytes        uint64 // captured bytes
 	TCP          uint64 // TCP segments
-	Other        uint64 // frames that are not TCP over IP
+	Other        uint64 // frames read that are not TCP over IP (ARP, ICMP, UDP ...): not an error
+	Undecoded    uint64 // frames of a link type, EtherType ... not decoded (Reasons say which)
 	Fragments    uint64 // IPv4 fragments (not reassembled)
 	DecodeErrors uint64 // malformed frames
 	KernelDrops  uint64 // frames the kernel dropped (live sources)
 	Panics       uint64 // panics recovered from: the packet skipped, its connection dropped
 	Assembler    AssemblerStats
+	// Reasons count the Other and Undecoded frames by reason.
+	Reasons Reasons
 }
+
+// Decoded is the number of frames read through to their network layer or
+// to a protocol known to carry none: all but the undecoded and malformed.
+func (s *Stats) Decoded() uint64 { return s.TCP + s.Other + s.Fragments }
 
 // Engine decodes frames, reassembles TCP and reports HTTP requests. It is
 // not safe for concurrent use; run one per source.
@@ -75,10 +82,15 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 func (e *Engine) Packet(p *Packet) {
 	e.stats.Packets++
 	e.stats.Bytes += uint64(len(p.Data))
-	res, err := e.dec.decode(p.Link, p.Data, &e.seg)
+	res, why, err := e.dec.decode(p.Link, p.Data, &e.seg)
 	switch res {
 	case decodedOther:
 		e.stats.Other++
+		e.stats.Reasons.add(why, 1)
+		return
+	case decodedNot:
+		e.stats.Undecoded++
+		e.stats.Reasons.add(why, 1)
 		return
 	case decodedFragment:
 		e.stats.Fragments++
