@@ -119,6 +119,9 @@ func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 		fmt.Fprintf(w, "malformed frames %d  IPv4 fragments %d  buffer overflows %d  flows evicted at the flow cap %d  segments over the flow cap %d  invalid URLs %d  panics recovered %d\n",
 			s.DecodeErrors, s.Fragments, a.Overflows, a.Evicted, a.SegmentsDenied, c.Invalid, s.Panics)
 	}
+	for _, line := range s.Reasons.Describe() {
+		fmt.Fprintln(w, line)
+	}
 }
 
 // jsonSummary is the summary --json writes to stderr, as one line.
@@ -139,6 +142,33 @@ type jsonSummary struct {
 	SegmentsDenied uint64 `json:"segments_denied"`
 	Invalid        uint64 `json:"invalid_urls"`
 	Panics         uint64 `json:"panics_recovered"`
+	Other          uint64 `json:"other_frames"`
+	Undecoded      uint64 `json:"undecoded_frames"`
+}
+
+// appendReasons adds the frames without TCP by reason to the summary
+// object b, as flat counters like the rest: "undecoded:linktype:127": 26,
+// "other:ipproto:1": 3; "undecoded:further" and "other:further" count the
+// reasons past capture.MaxReasons.
+func appendReasons(b []byte, r *capture.Reasons) []byte {
+	b = b[:len(b)-1] // the closing brace
+	add := func(undecoded bool, label string, n uint64) {
+		kind := "other:"
+		if undecoded {
+			kind = "undecoded:"
+		}
+		b = fmt.Appendf(b, ",%q:%d", kind+label, n)
+	}
+	for _, c := range r.Counts() {
+		add(c.Undecoded(), c.Label(), c.Frames)
+	}
+	if r.LumpedUndecoded > 0 {
+		add(true, "further", r.LumpedUndecoded)
+	}
+	if r.LumpedOther > 0 {
+		add(false, "further", r.LumpedOther)
+	}
+	return append(b, '}')
 }
 
 func writeJSONSummary(w io.Writer, s capture.Stats, c audit.Counts) {
@@ -146,8 +176,8 @@ func writeJSONSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	b, _ := json.Marshal(jsonSummary{Packets: s.Packets, Bytes: s.Bytes, TCPFlows: a.Flows, Requests: c.Requests,
 		New: c.New, Dup: c.Dup, ParseErrors: a.ParseErrors, Gaps: a.Gaps, KernelDrops: s.KernelDrops,
 		DecodeErrors: s.DecodeErrors, Fragments: s.Fragments, Overflows: a.Overflows, SegmentsDenied: a.SegmentsDenied,
-		Evicted: a.Evicted, Invalid: c.Invalid, Panics: s.Panics})
-	fmt.Fprintf(w, "%s\n", b)
+		Evicted: a.Evicted, Invalid: c.Invalid, Panics: s.Panics, Other: s.Other, Undecoded: s.Undecoded})
+	fmt.Fprintf(w, "%s\n", appendReasons(b, &s.Reasons))
 }
 
 // captureRun is what replay and capture share: the state, the output, the
