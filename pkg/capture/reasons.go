@@ -194,7 +194,7 @@ var etherTypeNames = map[uint32]string{
 	0x888e: "802.1X EAPOL", 0x8892: "PROFINET", 0x88a8: "802.1ad QinQ", 0x88b8: "GOOSE", 0x88be: "ERSPAN",
 	0x88cc: "LLDP", 0x88e5: "MACsec", 0x88e7: "802.1ah PBB", 0x88f7: "PTP", 0x8902: "CFM", 0x8906: "FCoE",
 	0x8914: "FCoE initialization", 0x8915: "RoCE", 0x893a: "IEEE 1905", 0x9000: "Ethernet loopback",
-	0x9100: "QinQ (old)", 0x0004: "802.2 LLC (Linux cooked)",
+	0x9100: "QinQ (old)", 0x0004: "802.2 LLC (Linux cooked)", 0x88b5: "local experimental 1", 0x88b6: "local experimental 2",
 }
 
 // nonIPEtherTypes are the EtherTypes of protocols that carry no IP: frames
