@@ -77,6 +77,7 @@ type Request struct {
 	Src, Dst netip.AddrPort // client and server
 	Method   []byte
 	URL      []byte // absolute: http://host[:port]/target
+	Encap    Encap  // what the packet that completed it came through (set by Engine)
 }
 
 // Segment is the part of a TCP segment the assembler needs.

@@ -74,23 +74,31 @@ func BenchmarkEngine(b *testing.B) {
 }
 
 // TestEngineAllocations: after a connection is set up, packets and
-// requests allocate nothing.
+// requests allocate nothing, over plain Ethernet and every layer-2
+// encapsulation.
 func TestEngineAllocations(t *testing.T) {
-	frames, _ := benchFrames(nil, 1, 200)
-	e := NewEngine(nil, func(r *Request) {})
-	src := &memSource{frames: frames[:101]}
-	for src.Next(&e.pkt) == nil {
-		e.Packet(&e.pkt)
-	}
-	rest := frames[101:]
-	i := 0
-	n := testing.AllocsPerRun(99, func() {
-		p := Packet{Data: rest[i], Link: 1}
-		e.Packet(&p)
-		i++
-	})
-	if n != 0 {
-		t.Fatalf("%v allocations per packet", n)
+	eth, _ := benchFrames(nil, 1, 200)
+	for _, tc := range l2Cases {
+		frames := make([][]byte, len(eth))
+		for i, f := range eth {
+			frames[i] = tc.wrap(f[14:], false)
+		}
+		reqs := 0
+		e := NewEngine(nil, func(r *Request) { reqs++ })
+		src := &memSource{frames: frames[:101]}
+		for src.Next(&e.pkt) == nil {
+			e.Packet(&e.pkt)
+		}
+		rest := frames[101:]
+		i := 0
+		n := testing.AllocsPerRun(99, func() {
+			p := Packet{Data: rest[i], Link: 1}
+			e.Packet(&p)
+			i++
+		})
+		if n != 0 || reqs < 100 || e.Stats().TCP != uint64(101+i) {
+			t.Fatalf("%s: %v allocations per packet; %d requests, %d TCP segments of %d frames", tc.name, n, reqs, e.Stats().TCP, 101+i)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"encoding/binary"
 	"net/netip"
 
 	"github.com/gopacket/gopacket"
@@ -8,22 +9,22 @@ import (
 )
 
 // decoder turns link-layer frames into TCP segments without allocating:
+// link headers and layer-2 encapsulations by hand (l2.go), IP and TCP with
 // gopacket's DecodingLayerParser over layers allocated once.
 type decoder struct {
-	eth     layers.Ethernet
-	dot1q   layers.Dot1Q
-	sll     layers.LinuxSLL
-	sll2    layers.LinuxSLL2
 	lo      layers.Loopback
 	ip4     layers.IPv4
 	ip6     layers.IPv6
 	tcp     layers.TCP
 	payload gopacket.Payload
 
-	parsers map[layers.LinkType]*gopacket.DecodingLayerParser
+	loop    *gopacket.DecodingLayerParser // BSD loopback (NULL, LOOP)
 	raw4    *gopacket.DecodingLayerParser
 	raw6    *gopacket.DecodingLayerParser
 	decoded []gopacket.LayerType
+
+	// encap is the last frame's encapsulation.
+	encap Encap
 }
 
 // decodeResult says what a frame was.
@@ -38,50 +39,55 @@ const (
 )
 
 func newDecoder() *decoder {
-	d := &decoder{parsers: make(map[layers.LinkType]*gopacket.DecodingLayerParser)}
-	layersAll := []gopacket.DecodingLayer{&d.eth, &d.dot1q, &d.sll, &d.sll2, &d.lo, &d.ip4, &d.ip6, &d.tcp, &d.payload}
+	d := &decoder{}
+	layersAll := []gopacket.DecodingLayer{&d.lo, &d.ip4, &d.ip6, &d.tcp, &d.payload}
 	mk := func(first gopacket.LayerType) *gopacket.DecodingLayerParser {
 		p := gopacket.NewDecodingLayerParser(first, layersAll...)
 		p.IgnoreUnsupported = true
 		return p
 	}
-	d.parsers[layers.LinkTypeEthernet] = mk(layers.LayerTypeEthernet)
-	d.parsers[layers.LinkTypeLinuxSLL] = mk(layers.LayerTypeLinuxSLL)
-	d.parsers[layers.LinkTypeLinuxSLL2] = mk(layers.LayerTypeLinuxSLL2)
-	d.parsers[layers.LinkTypeNull] = mk(layers.LayerTypeLoopback)
-	d.parsers[layers.LinkTypeLoop] = d.parsers[layers.LinkTypeNull]
+	d.loop = mk(layers.LayerTypeLoopback)
 	d.raw4, d.raw6 = mk(layers.LayerTypeIPv4), mk(layers.LayerTypeIPv6)
-	d.parsers[layers.LinkTypeIPv4] = d.raw4
-	d.parsers[layers.LinkTypeIPv6] = d.raw6
 	d.decoded = make([]gopacket.LayerType, 0, 8)
 	return d
-}
-
-// supported reports whether frames of link type lt can be decoded.
-func (d *decoder) supported(lt layers.LinkType) bool {
-	_, ok := d.parsers[lt]
-	return ok || lt == layers.LinkTypeRaw || lt == 12 // DLT_RAW on some systems
 }
 
 // decode fills seg from a frame. seg.Payload aliases data. For a frame
 // that carries no TCP segment (decodedOther, decodedNot) it returns why.
 func (d *decoder) decode(lt layers.LinkType, data []byte, seg *Segment) (decodeResult, Reason, error) {
-	p := d.parsers[lt]
-	if p == nil {
-		if !d.supported(lt) {
-			return decodedNot, Reason{ReasonLinkType, uint32(lt)}, nil
+	d.encap.n = 0
+	switch lt {
+	case layers.LinkTypeEthernet:
+		return d.ether(data, seg)
+	case layers.LinkTypeLinuxSLL:
+		if len(data) < 16 {
+			return decodedError, Reason{}, errShortL2
 		}
+		return d.etherType(binary.BigEndian.Uint16(data[14:]), data[16:], seg)
+	case layers.LinkTypeLinuxSLL2:
+		if len(data) < 20 {
+			return decodedError, Reason{}, errShortL2
+		}
+		return d.etherType(binary.BigEndian.Uint16(data[0:]), data[20:], seg)
+	case layers.LinkTypeNull, layers.LinkTypeLoop:
+		if err := d.loop.DecodeLayers(data, &d.decoded); err != nil {
+			return decodedError, Reason{}, err
+		}
+		return d.segment(seg)
+	case layers.LinkTypeRaw, 12, layers.LinkTypeIPv4, layers.LinkTypeIPv6: // 12: DLT_RAW on some systems
 		if len(data) == 0 {
 			return decodedError, Reason{}, errEmpty
 		}
-		p = d.raw4
 		if data[0]>>4 == 6 {
-			p = d.raw6
+			return d.ip(d.raw6, data, seg)
 		}
+		return d.ip(d.raw4, data, seg)
 	}
-	if err := p.DecodeLayers(data, &d.decoded); err != nil {
-		return decodedError, Reason{}, err
-	}
+	return decodedNot, Reason{ReasonLinkType, uint32(lt)}, nil
+}
+
+// segment fills seg from the layers decoded.
+func (d *decoder) segment(seg *Segment) (decodeResult, Reason, error) {
 	var haveIP4, haveIP6, haveTCP bool
 	for _, t := range d.decoded {
 		switch t {
@@ -113,14 +119,13 @@ func (d *decoder) decode(lt layers.LinkType, data []byte, seg *Segment) (decodeR
 	return decodedTCP, Reason{}, nil
 }
 
-// why says where a frame without TCP stopped: at a protocol carrying no IP
-// or at an IP protocol other than TCP (decodedOther), or at one not decoded
-// (decodedNot). It reads the last layer decoded.
+// why says where a frame without TCP stopped: at an IP protocol other than
+// TCP (decodedOther), or at a loopback family not decoded (decodedNot).
+// It reads the last layer decoded.
 func (d *decoder) why() (decodeResult, Reason, error) {
 	if len(d.decoded) == 0 {
 		return decodedError, Reason{}, errEmpty
 	}
-	var next uint16
 	switch d.decoded[len(d.decoded)-1] {
 	case layers.LayerTypeIPv4:
 		return decodedOther, Reason{ReasonIPProtocol, uint32(d.ip4.Protocol)}, nil
@@ -128,19 +133,6 @@ func (d *decoder) why() (decodeResult, Reason, error) {
 		return decodedOther, Reason{ReasonIPProtocol, uint32(d.ip6.NextHeader)}, nil
 	case layers.LayerTypeLoopback:
 		return decodedNot, Reason{ReasonFamily, uint32(d.lo.Family)}, nil
-	case layers.LayerTypeEthernet:
-		next = uint16(d.eth.EthernetType) // 0 for an 802.3 length frame (LLC)
-	case layers.LayerTypeDot1Q:
-		next = uint16(d.dot1q.Type)
-	case layers.LayerTypeLinuxSLL:
-		next = uint16(d.sll.EthernetType)
-	case layers.LayerTypeLinuxSLL2:
-		next = uint16(d.sll2.ProtocolType)
-	default:
-		return decodedOther, Reason{}, nil
 	}
-	if nonIPEtherType(next) {
-		return decodedOther, Reason{ReasonNonIP, uint32(next)}, nil
-	}
-	return decodedNot, Reason{ReasonEtherType, uint32(next)}, nil
+	return decodedOther, Reason{}, nil
 }

@@ -68,7 +68,11 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 	if opts == nil {
 		opts = &Options{}
 	}
-	e := &Engine{dec: newDecoder(), asm: NewAssembler(&opts.Assembler, emit)}
+	e := &Engine{dec: newDecoder()}
+	e.asm = NewAssembler(&opts.Assembler, func(r *Request) {
+		r.Encap = e.dec.encap
+		emit(r)
+	})
 	if len(opts.Ports) > 0 {
 		e.ports = new([65536]bool)
 		for _, p := range opts.Ports {

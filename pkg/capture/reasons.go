@@ -21,6 +21,11 @@ const (
 	// ReasonIPProtocol: an IP protocol other than TCP (ICMP, UDP, ...):
 	// read, counted as other, not an error.
 	ReasonIPProtocol
+	// ReasonPPP: a PPP protocol (in a PPPoE session): control protocols
+	// (LCP, IPCP, ...) are other, the rest undecoded.
+	ReasonPPP
+	// ReasonEncapDepth: more than MaxEncap encapsulations (undecoded).
+	ReasonEncapDepth
 )
 
 // Reason is why a frame carried no TCP segment: a kind and its number (the
@@ -34,7 +39,13 @@ type Reason struct {
 // decoder does not know their format), as opposed to read and found to
 // carry something other than TCP.
 func (r Reason) Undecoded() bool {
-	return r.Kind == ReasonLinkType || r.Kind == ReasonEtherType || r.Kind == ReasonFamily
+	switch r.Kind {
+	case ReasonLinkType, ReasonEtherType, ReasonFamily, ReasonEncapDepth:
+		return true
+	case ReasonPPP:
+		return r.Code < 0x8000
+	}
+	return false
 }
 
 // String names the reason as tshark users know it, e.g.
@@ -53,6 +64,10 @@ func (r Reason) String() string {
 		s = fmt.Sprintf("loopback address family %d", r.Code)
 	case ReasonIPProtocol:
 		s, name = fmt.Sprintf("IP protocol %d", r.Code), ipProtocolNames[r.Code]
+	case ReasonPPP:
+		s = fmt.Sprintf("PPP protocol 0x%04x", r.Code)
+	case ReasonEncapDepth:
+		s = fmt.Sprintf("encapsulation deeper than %d layers", r.Code)
 	default:
 		return fmt.Sprintf("reason %d/%d", r.Kind, r.Code)
 	}
@@ -74,6 +89,10 @@ func (r Reason) Label() string {
 		return fmt.Sprintf("family:%d", r.Code)
 	case ReasonIPProtocol:
 		return fmt.Sprintf("ipproto:%d", r.Code)
+	case ReasonPPP:
+		return fmt.Sprintf("ppp:0x%04x", r.Code)
+	case ReasonEncapDepth:
+		return "depth"
 	}
 	return fmt.Sprintf("%d:%d", r.Kind, r.Code)
 }

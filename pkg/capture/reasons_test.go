@@ -40,8 +40,9 @@ func TestReasons(t *testing.T) {
 	u, ip := &layers.UDP{SrcPort: 1, DstPort: 53}, ip4Of(layers.IPProtocolUDP)
 	u.SetNetworkLayerForChecksum(ip)
 	udp := serialize(t, ethOf(layers.EthernetTypeIPv4), ip, u, gopacket.Payload("q"))
-	pppoe := serialize(t, ethOf(layers.EthernetTypePPPoESession), gopacket.Payload("\x11\x00\x00\x01\x00\x02\x00\x21"))
-	vlanMPLS := serialize(t, ethOf(layers.EthernetTypeDot1Q), &layers.Dot1Q{VLANIdentifier: 5, Type: layers.EthernetTypeMPLSUnicast}, gopacket.Payload("\x00\x01\x01\x40"))
+	lcp := serialize(t, ethOf(layers.EthernetTypePPPoESession), gopacket.Payload("\x11\x00\x00\x01\x00\x06\xc0\x21\x01\x01\x00\x04"))
+	pppOther := serialize(t, ethOf(layers.EthernetTypePPPoESession), gopacket.Payload("\x11\x00\x00\x01\x00\x06\x00\x3d\x01\x01\x00\x04"))
+	vlanMACsec := serialize(t, ethOf(layers.EthernetTypeDot1Q), &layers.Dot1Q{VLANIdentifier: 5, Type: 0x88e5}, gopacket.Payload("\x00\x01\x01\x40"))
 	llc := serialize(t, &layers.Ethernet{SrcMAC: testMAC, DstMAC: testMAC, EthernetType: layers.EthernetTypeLLC}, gopacket.Payload("\x42\x42\x03\x00\x00\x00\x00\x00"))
 	fr := func(b []byte, n int) [][]byte {
 		out := make([][]byte, n)
@@ -71,11 +72,10 @@ func TestReasons(t *testing.T) {
 		{"unnamed link type", 4000, fr([]byte("x"), 1), 0, 1,
 			[]ReasonCount{{Reason{ReasonLinkType, 4000}, 1}},
 			[]string{"1 frame of link type 4000 was not decoded"}},
-		{"ethernet", layers.LinkTypeEthernet, cat(fr(arp, 3), fr(icmp, 2), fr(udp, 4), fr(pppoe, 5), fr(vlanMPLS, 6), fr(llc, 7)), 9, 18,
+		{"ethernet", layers.LinkTypeEthernet, cat(fr(arp, 3), fr(icmp, 2), fr(udp, 4), fr(lcp, 5), fr(pppOther, 1), fr(vlanMACsec, 6), fr(llc, 7)), 21, 7,
 			[]ReasonCount{{Reason{ReasonNonIP, 0x0806}, 3}, {Reason{ReasonIPProtocol, 1}, 2}, {Reason{ReasonIPProtocol, 17}, 4},
-				{Reason{ReasonEtherType, 0x8864}, 5}, {Reason{ReasonEtherType, 0x8847}, 6}, {Reason{ReasonEtherType, 0}, 7}},
-			[]string{"5 frames of EtherType 0x8864 (PPPoE session) were not decoded", "6 frames of EtherType 0x8847 (MPLS) were not decoded",
-				"7 frames of 802.3 LLC were not decoded"}},
+				{Reason{ReasonPPP, 0xc021}, 5}, {Reason{ReasonPPP, 0x003d}, 1}, {Reason{ReasonEtherType, 0x88e5}, 6}, {Reason{ReasonNonIP, 0}, 7}},
+			[]string{"1 frame of PPP protocol 0x003d was not decoded", "6 frames of EtherType 0x88e5 (MACsec) were not decoded"}},
 		{"loopback family", layers.LinkTypeNull, fr([]byte("\x07\x00\x00\x00abcd"), 2), 0, 2,
 			[]ReasonCount{{Reason{ReasonFamily, 7}, 2}},
 			[]string{"2 frames of loopback address family 7 were not decoded"}},
