@@ -24,8 +24,9 @@ their first bytes) in order, reassemble TCP, find every HTTP/1.x request on
 any port, build its absolute URL (http://host[:port]/target) and decide it
 against the state: by default print each URL the first time it is seen.
 
-Link layers: Ethernet (with 802.1Q/QinQ tags), Linux cooked capture (SLL,
-SLL2), raw IPv4/IPv6, BSD loopback. Timeouts use packet time, so a replay
+Link layers: Ethernet, Linux cooked capture (SLL, SLL2), raw IPv4/IPv6, BSD
+loopback; inside them 802.1Q/802.1ad tags, PPPoE sessions, MPLS (IP and
+Ethernet pseudowires) and LLC/SNAP, named per record by --json ("encap"). Timeouts use packet time, so a replay
 behaves as the live capture did. A summary goes to stderr at the end, and
 progress while it runs when stderr is a terminal. A truncated or corrupt
 file ends the run with an error naming the file and packet, after

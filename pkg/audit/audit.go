@@ -93,6 +93,7 @@ type record struct {
 	time       time.Time
 	src, dst   netip.AddrPort
 	method, to int // method is data[off:method], URL data[method:to]
+	encap      capture.Encap
 }
 
 // New returns a Log deciding against d and writing to w. With dryRun it
@@ -173,7 +174,7 @@ func (l *Log) queue(r *capture.Request, sig signature.Signature) {
 	}
 	off := len(b.data)
 	b.data = append(append(b.data, r.Method...), r.URL...)
-	b.reqs = append(b.reqs, record{time: r.Time, src: r.Src, dst: r.Dst, method: off + len(r.Method), to: len(b.data)})
+	b.reqs = append(b.reqs, record{time: r.Time, src: r.Src, dst: r.Dst, method: off + len(r.Method), to: len(b.data), encap: r.Encap})
 	b.sigs = append(b.sigs, sig)
 	if len(b.sigs) == cap(b.sigs) || time.Since(b.started) >= l.maxDelay {
 		l.send()
@@ -218,7 +219,7 @@ func (l *Log) recv() {
 		if i > 0 {
 			off = b.reqs[i-1].to
 		}
-		r.Time, r.Src, r.Dst = rec.time, rec.src, rec.dst
+		r.Time, r.Src, r.Dst, r.Encap = rec.time, rec.src, rec.dst, rec.encap
 		r.Method, r.URL = b.data[off:rec.method], b.data[rec.method:rec.to]
 		l.write(&r, b.seen[i])
 	}
@@ -292,6 +293,11 @@ func appendJSON(b []byte, r *capture.Request, isNew bool) []byte {
 	b = appendJSONString(b, r.Method)
 	b = append(b, `,"url":`...)
 	b = appendJSONString(b, r.URL)
+	if !r.Encap.Plain() { // names from a fixed table: nothing to escape
+		b = append(b, `,"encap":"`...)
+		b = r.Encap.AppendTo(b)
+		b = append(b, '"')
+	}
 	b = append(b, `,"new":`...)
 	b = strconv.AppendBool(b, isNew)
 	return append(b, "}\n"...)

@@ -62,3 +62,14 @@ func (e *Encap) AppendTo(b []byte) []byte {
 }
 
 func (e Encap) String() string { return string(e.AppendTo(nil)) }
+
+// NewEncap returns the encapsulation of the given layers, outside in (at
+// most MaxEncap: further ones are left out). For tests and tools; the
+// decoder builds its own without allocating.
+func NewEncap(ls ...EncapLayer) Encap {
+	var e Encap
+	for _, l := range ls {
+		e.push(l)
+	}
+	return e
+}
