@@ -75,13 +75,26 @@ func BenchmarkEngine(b *testing.B) {
 
 // TestEngineAllocations: after a connection is set up, packets and
 // requests allocate nothing, over plain Ethernet and every layer-2
-// encapsulation.
+// encapsulation and tunnel.
 func TestEngineAllocations(t *testing.T) {
 	eth, _ := benchFrames(nil, 1, 200)
+	type wrapCase struct {
+		name string
+		wrap func(ip []byte) []byte
+	}
+	var cases []wrapCase
 	for _, tc := range l2Cases {
+		cases = append(cases, wrapCase{tc.name, func(ip []byte) []byte { return tc.wrap(ip, false) }})
+	}
+	for _, tc := range tunnelCases {
+		if !tc.v6 {
+			cases = append(cases, wrapCase{tc.name, func(ip []byte) []byte { return tc.wrap(t, ip) }})
+		}
+	}
+	for _, tc := range cases {
 		frames := make([][]byte, len(eth))
 		for i, f := range eth {
-			frames[i] = tc.wrap(f[14:], false)
+			frames[i] = tc.wrap(f[14:])
 		}
 		reqs := 0
 		e := NewEngine(nil, func(r *Request) { reqs++ })

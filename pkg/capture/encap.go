@@ -10,9 +10,21 @@ const (
 	EncapMPLS                           // an MPLS label stack
 	EncapEthernet                       // an Ethernet frame inside another encapsulation (a pseudowire, a tunnel)
 	EncapLLC                            // an 802.3 length frame with LLC/SNAP
+	EncapIPIP                           // IPv4 in IPv4
+	Encap6in4                           // IPv6 in IPv4
+	Encap4in6                           // IPv4 in IPv6
+	Encap6in6                           // IPv6 in IPv6
+	EncapGRE                            // GRE
+	EncapERSPAN                         // ERSPAN (over GRE)
+	EncapVXLAN                          // VXLAN (UDP)
+	EncapGeneve                         // Geneve (UDP)
+	EncapGTP                            // GTP-U (UDP)
+	EncapTeredo                         // Teredo (UDP)
+	EncapAYIYA                          // AYIYA (UDP)
 )
 
-var encapNames = [...]string{"", "vlan", "qinq", "pppoe", "mpls", "ethernet", "llc"}
+var encapNames = [...]string{"", "vlan", "qinq", "pppoe", "mpls", "ethernet", "llc",
+	"ipip", "6in4", "4in6", "6in6", "gre", "erspan", "vxlan", "geneve", "gtp", "teredo", "ayiya"}
 
 func (l EncapLayer) String() string {
 	if int(l) < len(encapNames) {

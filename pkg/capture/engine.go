@@ -13,6 +13,10 @@ type Options struct {
 	// port is one of these. By default every port is parsed: requests are
 	// recognised by their method token.
 	Ports []uint16
+	// UDPTunnels are the UDP ports whose datagrams are decoded as tunnels
+	// (at most MaxUDPTunnels). Nil means DefaultUDPTunnels; an empty,
+	// non-nil slice none.
+	UDPTunnels []UDPTunnel
 }
 
 // Stats count what an Engine has seen.
@@ -68,7 +72,7 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 	if opts == nil {
 		opts = &Options{}
 	}
-	e := &Engine{dec: newDecoder()}
+	e := &Engine{dec: newDecoder(opts.UDPTunnels)}
 	e.asm = NewAssembler(&opts.Assembler, func(r *Request) {
 		r.Encap = e.dec.encap
 		emit(r)

@@ -18,6 +18,11 @@ func FuzzDecode(f *testing.F) {
 	for _, tc := range l2Cases {
 		f.Add(uint16(layers.LinkTypeEthernet), tc.wrap(ip, false))
 	}
+	for _, tc := range tunnelCases {
+		if !tc.v6 {
+			f.Add(uint16(layers.LinkTypeEthernet), tc.wrap(t, ip))
+		}
+	}
 	for _, l := range []link{linkSLL, linkSLL2, linkNull, linkRaw} {
 		f.Add(uint16(l.type_()), frame(t, l, tcpSeg{src: c, dst: s, seq: 2, ack: true, payload: get("/fuzz", "f.example")}))
 	}

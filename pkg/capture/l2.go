@@ -3,8 +3,6 @@ package capture
 import (
 	"encoding/binary"
 	"errors"
-
-	"github.com/gopacket/gopacket"
 )
 
 // Layer-2 encapsulations, walked by hand (no gopacket layer: nothing to
@@ -34,9 +32,9 @@ func (d *decoder) etherType(t uint16, rest []byte, seg *Segment) (decodeResult, 
 	for {
 		switch {
 		case t == 0x0800:
-			return d.ip(d.raw4, rest, seg)
+			return d.ip(rest, seg)
 		case t == 0x86dd:
-			return d.ip(d.raw6, rest, seg)
+			return d.ip(rest, seg)
 		case t == 0x8100 || t == 0x88a8 || t == 0x9100:
 			if len(rest) < 4 {
 				return decodedError, Reason{}, errShortL2
@@ -129,12 +127,4 @@ func (d *decoder) etherType(t uint16, rest []byte, seg *Segment) (decodeResult, 
 			return decodedNot, Reason{ReasonEtherType, uint32(t)}, nil
 		}
 	}
-}
-
-// ip decodes an IPv4 or IPv6 packet with p (d.raw4 or d.raw6).
-func (d *decoder) ip(p *gopacket.DecodingLayerParser, data []byte, seg *Segment) (decodeResult, Reason, error) {
-	if err := p.DecodeLayers(data, &d.decoded); err != nil {
-		return decodedError, Reason{}, err
-	}
-	return d.segment(seg)
 }

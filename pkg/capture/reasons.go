@@ -26,6 +26,13 @@ const (
 	ReasonPPP
 	// ReasonEncapDepth: more than MaxEncap encapsulations (undecoded).
 	ReasonEncapDepth
+	// ReasonTunnel: a tunnel's content not decoded (GRE version 1, a
+	// VXLAN header without its I flag ...); Code is the EncapLayer. Its
+	// signalling (GTP echo, Teredo bubbles) is other.
+	ReasonTunnel
+	// ReasonTunnelSignal: a tunnel's own messages, no user data (GTP echo,
+	// a Teredo bubble, an AYIYA heartbeat): other. Code is the EncapLayer.
+	ReasonTunnelSignal
 )
 
 // Reason is why a frame carried no TCP segment: a kind and its number (the
@@ -40,7 +47,7 @@ type Reason struct {
 // carry something other than TCP.
 func (r Reason) Undecoded() bool {
 	switch r.Kind {
-	case ReasonLinkType, ReasonEtherType, ReasonFamily, ReasonEncapDepth:
+	case ReasonLinkType, ReasonEtherType, ReasonFamily, ReasonEncapDepth, ReasonTunnel:
 		return true
 	case ReasonPPP:
 		return r.Code < 0x8000
@@ -68,6 +75,10 @@ func (r Reason) String() string {
 		s = fmt.Sprintf("PPP protocol 0x%04x", r.Code)
 	case ReasonEncapDepth:
 		s = fmt.Sprintf("encapsulation deeper than %d layers", r.Code)
+	case ReasonTunnel:
+		s = "tunnel " + EncapLayer(r.Code).String()
+	case ReasonTunnelSignal:
+		s = "tunnel " + EncapLayer(r.Code).String() + " signalling"
 	default:
 		return fmt.Sprintf("reason %d/%d", r.Kind, r.Code)
 	}
@@ -93,6 +104,10 @@ func (r Reason) Label() string {
 		return fmt.Sprintf("ppp:0x%04x", r.Code)
 	case ReasonEncapDepth:
 		return "depth"
+	case ReasonTunnel:
+		return "tunnel:" + EncapLayer(r.Code).String()
+	case ReasonTunnelSignal:
+		return "signal:" + EncapLayer(r.Code).String()
 	}
 	return fmt.Sprintf("%d:%d", r.Kind, r.Code)
 }
