@@ -32,6 +32,7 @@ type reassemblyFlags struct {
 	maxLine int
 	maxBuf  int // MiB
 	flows   int
+	tunnels []string // KIND:PORT, or "none"
 }
 
 func (o *reassemblyFlags) AddFlags(fs *pflag.FlagSet) {
@@ -40,6 +41,31 @@ func (o *reassemblyFlags) AddFlags(fs *pflag.FlagSet) {
 		"reassembly memory cap in MiB: out-of-order segments, partial lines, requests waiting for the end of their headers")
 	fs.IntVar(&o.flows, "max-flows", capture.DefaultAssemblerOptions.MaxFlows,
 		fmt.Sprintf("most connection directions tracked at once (%d bytes each, besides --max-buffer-mb); at the cap, ones that carried no data are evicted", capture.FlowCost))
+	var defaults []string
+	for _, t := range capture.DefaultUDPTunnels {
+		defaults = append(defaults, fmt.Sprintf("%s:%d", t.Kind, t.Port))
+	}
+	fs.StringSliceVar(&o.tunnels, "udp-tunnel", defaults,
+		fmt.Sprintf("UDP port decoded as a tunnel, KIND:PORT with KIND vxlan, geneve, gtp, teredo or ayiya (repeatable, at most %d; replaces the defaults; \"none\" for none)", capture.MaxUDPTunnels))
+}
+
+// udpTunnels checks --udp-tunnel.
+func (o *reassemblyFlags) udpTunnels() ([]capture.UDPTunnel, error) {
+	ts := []capture.UDPTunnel{}
+	if len(o.tunnels) == 1 && o.tunnels[0] == "none" {
+		return ts, nil
+	}
+	if len(o.tunnels) > capture.MaxUDPTunnels {
+		return nil, usageError(fmt.Errorf("--udp-tunnel: %d ports, at most %d", len(o.tunnels), capture.MaxUDPTunnels))
+	}
+	for _, s := range o.tunnels {
+		t, err := capture.ParseUDPTunnel(s)
+		if err != nil {
+			return nil, usageError(fmt.Errorf("--udp-tunnel %w", err))
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
 }
 
 // maxReassemblyLine is the largest --max-line for captured requests: a
@@ -87,7 +113,11 @@ func (o *captureOptions) engineOptions() (*capture.Options, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &capture.Options{Assembler: asm}
+	tunnels, err := o.udpTunnels()
+	if err != nil {
+		return nil, err
+	}
+	opts := &capture.Options{Assembler: asm, UDPTunnels: tunnels}
 	for _, p := range o.ports {
 		if p == 0 || p > 65535 {
 			return nil, usageError(fmt.Errorf("--port %d: not a TCP port", p))

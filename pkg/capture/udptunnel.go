@@ -2,6 +2,7 @@ package capture
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -26,7 +27,7 @@ const MaxUDPTunnels = 32
 
 // ErrTunnelSpec is returned by ParseUDPTunnel for a specification that is
 // not KIND:PORT with a known kind and a port in 1..65535.
-var ErrTunnelSpec = fmt.Errorf("not a UDP tunnel (KIND:PORT, KIND one of vxlan, geneve, gtp, teredo, ayiya)")
+var ErrTunnelSpec = errors.New("not a UDP tunnel (KIND:PORT, KIND one of vxlan, geneve, gtp, teredo, ayiya)")
 
 // ParseUDPTunnel parses "vxlan:4789".
 func ParseUDPTunnel(s string) (UDPTunnel, error) {
