@@ -26,7 +26,9 @@ against the state: by default print each URL the first time it is seen.
 
 Link layers: Ethernet, Linux cooked capture (SLL, SLL2), raw IPv4/IPv6, BSD
 loopback; inside them 802.1Q/802.1ad tags, PPPoE sessions, MPLS (IP and
-Ethernet pseudowires) and LLC/SNAP, named per record by --json ("encap"). Timeouts use packet time, so a replay
+Ethernet pseudowires), LLC/SNAP, and tunnels: IP in IP, GRE, ERSPAN, and
+VXLAN, Geneve, GTP-U, Teredo, AYIYA by UDP port (--udp-tunnel); each named
+per record by --json ("encap":"vxlan/ethernet"). Timeouts use packet time, so a replay
 behaves as the live capture did. A summary goes to stderr at the end, and
 progress while it runs when stderr is a terminal. A truncated or corrupt
 file ends the run with an error naming the file and packet, after
