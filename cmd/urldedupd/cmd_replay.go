@@ -25,7 +25,7 @@ any port, build its absolute URL (http://host[:port]/target) and decide it
 against the state: by default print each URL the first time it is seen.
 
 Link layers: Ethernet, Linux cooked capture (SLL, SLL2), raw IPv4/IPv6, BSD
-loopback; inside them 802.1Q/802.1ad tags, PPPoE sessions, MPLS (IP and
+loopback, IEEE 802.11 (bare, radiotap, Prism, AVS, PPI), NFLOG, PPP; inside them 802.1Q/802.1ad tags, PPPoE sessions, MPLS (IP and
 Ethernet pseudowires), LLC/SNAP, and tunnels: IP in IP, GRE, ERSPAN, and
 VXLAN, Geneve, GTP-U, Teredo, AYIYA by UDP port (--udp-tunnel); each named
 per record by --json ("encap":"vxlan/ethernet"). Timeouts use packet time, so a replay

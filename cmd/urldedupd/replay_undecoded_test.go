@@ -59,16 +59,30 @@ func radiotapFrames(t *testing.T, n int) [][]byte {
 	return out
 }
 
-// A capture whose link type is not decoded: replay names it with its frame
-// count in the summary and the --json summary, and exits 6; with a
-// decodable file beside it, that file's URLs are still printed, the exit
-// code is still 6 and the message names the file. tshark reads the same
-// frames as radiotap (so they are what the summary says they are).
+// A capture whose link type is not decoded (IEEE 802.15.4, which tshark
+// reads as such): replay names it with its frame count in the summary and
+// the --json summary, and exits 6; with a decodable file beside it, that
+// file's URLs are still printed, the exit code is still 6 and the message
+// names the file. 802.11 frames behind radiotap carrying pings are read:
+// other frames, exit 0.
 func TestReplayUndecoded(t *testing.T) {
 	tmp := t.TempDir()
+	wpan := filepath.Join(tmp, "wpan.pcap")
+	frames := make([][]byte, 26)
+	for i := range frames {
+		frames[i] = []byte{0x41, 0xc8, byte(i), 0xff, 0xff, 0xff, 0xff} // data, broadcast
+	}
+	writePcap(t, wpan, 195, frames)
+	out, err := exec.Command("tshark", "-r", wpan, "-T", "fields", "-e", "frame.protocols").Output()
+	if err != nil {
+		t.Fatalf("tshark: %v", err)
+	}
+	if lines := strings.Split(strings.TrimSpace(string(out)), "\n"); len(lines) != 26 || !strings.HasPrefix(lines[0], "wpan") {
+		t.Fatalf("tshark reads %d frames as %q", len(lines), lines[0])
+	}
 	radio := filepath.Join(tmp, "radiotap.pcap")
 	writePcap(t, radio, layers.LinkTypeIEEE80211Radio, radiotapFrames(t, 26))
-	out, err := exec.Command("tshark", "-r", radio, "-T", "fields", "-e", "frame.protocols").Output()
+	out, err = exec.Command("tshark", "-r", radio, "-T", "fields", "-e", "frame.protocols").Output()
 	if err != nil {
 		t.Fatalf("tshark: %v", err)
 	}
@@ -77,26 +91,33 @@ func TestReplayUndecoded(t *testing.T) {
 	}
 	empty := filepath.Join(tmp, "empty.pcap")
 	writePcap(t, empty, layers.LinkTypeEthernet, nil)
-	const sentence = "26 frames of link type 127 (IEEE 802.11 radiotap) were not decoded\n"
+	const sentence = "26 frames of link type 195 (IEEE 802.15.4) were not decoded\n"
 	state := filepath.Join(tmp, "state")
 
-	stdout, stderr, code := run(t, nil, "--dir", state, "replay", radio)
+	stdout, stderr, code := run(t, nil, "--dir", state, "replay", wpan)
 	if code != 6 || stdout != "" || !strings.Contains(stderr, sentence) ||
-		!strings.Contains(stderr, radio+": no frame could be decoded (26 frames read)") {
-		t.Fatalf("replay radiotap: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+		!strings.Contains(stderr, wpan+": no frame could be decoded (26 frames read)") {
+		t.Fatalf("replay 802.15.4: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 
-	_, stderr, code = run(t, nil, "--dir", state, "replay", "--json", "-o", os.DevNull, radio)
+	_, stderr, code = run(t, nil, "--dir", state, "replay", "--json", "-o", os.DevNull, wpan)
 	var sum map[string]uint64 // flat counters, as before
 	if err := json.Unmarshal([]byte(strings.SplitN(stderr, "\n", 2)[0]), &sum); err != nil {
 		t.Fatalf("json summary: %v in %q", err, stderr)
 	}
 	if code != 6 || sum["packets"] != 26 || sum["malformed_frames"] != 0 || sum["undecoded_frames"] != 26 ||
-		sum["undecoded:linktype:127"] != 26 || sum["other_frames"] != 0 {
+		sum["undecoded:linktype:195"] != 26 || sum["other_frames"] != 0 {
 		t.Fatalf("replay --json: exit %d, summary %v", code, sum)
 	}
 
-	stdout, stderr, code = run(t, nil, "--dir", filepath.Join(tmp, "state2"), "replay", capturePath, radio, empty)
+	_, stderr, code = run(t, nil, "--dir", state, "replay", "--json", "-o", os.DevNull, radio)
+	sum = nil
+	json.Unmarshal([]byte(strings.SplitN(stderr, "\n", 2)[0]), &sum)
+	if code != 0 || sum["other_frames"] != 26 || sum["other:ipproto:1"] != 26 || sum["undecoded_frames"] != 0 {
+		t.Fatalf("replay radiotap: exit %d, summary %v", code, sum)
+	}
+
+	stdout, stderr, code = run(t, nil, "--dir", filepath.Join(tmp, "state2"), "replay", capturePath, wpan, empty)
 	got := strings.Fields(stdout)
 	if code != 6 || len(got) != len(expectedURLs(t)) || !strings.Contains(stderr, sentence) ||
 		!strings.Contains(stderr, empty+": no frame could be decoded (0 frames read)") || strings.Contains(stderr, capturePath+":") {

@@ -81,15 +81,19 @@ func TestEngineAllocations(t *testing.T) {
 	type wrapCase struct {
 		name string
 		wrap func(ip []byte) []byte
+		link layers.LinkType
 	}
 	var cases []wrapCase
 	for _, tc := range l2Cases {
-		cases = append(cases, wrapCase{tc.name, func(ip []byte) []byte { return tc.wrap(ip, false) }})
+		cases = append(cases, wrapCase{tc.name, func(ip []byte) []byte { return tc.wrap(ip, false) }, layers.LinkTypeEthernet})
 	}
 	for _, tc := range tunnelCases {
 		if !tc.v6 {
-			cases = append(cases, wrapCase{tc.name, func(ip []byte) []byte { return tc.wrap(t, ip) }})
+			cases = append(cases, wrapCase{tc.name, func(ip []byte) []byte { return tc.wrap(t, ip) }, layers.LinkTypeEthernet})
 		}
+	}
+	for _, tc := range linkCases {
+		cases = append(cases, wrapCase{tc.name, tc.wrap, tc.link})
 	}
 	for _, tc := range cases {
 		frames := make([][]byte, len(eth))
@@ -98,14 +102,13 @@ func TestEngineAllocations(t *testing.T) {
 		}
 		reqs := 0
 		e := NewEngine(nil, func(r *Request) { reqs++ })
-		src := &memSource{frames: frames[:101]}
-		for src.Next(&e.pkt) == nil {
-			e.Packet(&e.pkt)
+		for _, f := range frames[:101] {
+			e.Packet(&Packet{Data: f, Link: tc.link})
 		}
 		rest := frames[101:]
 		i := 0
 		n := testing.AllocsPerRun(99, func() {
-			p := Packet{Data: rest[i], Link: 1}
+			p := Packet{Data: rest[i], Link: tc.link}
 			e.Packet(&p)
 			i++
 		})

@@ -74,6 +74,19 @@ func (d *decoder) decode(lt layers.LinkType, data []byte, seg *Segment) (decodeR
 		return decodedNot, Reason{ReasonFamily, uint32(d.lo.Family)}, nil
 	case layers.LinkTypeRaw, 12, layers.LinkTypeIPv4, layers.LinkTypeIPv6: // 12: DLT_RAW on some systems
 		return d.ip(data, seg)
+	case layers.LinkTypeIEEE802_11:
+		return d.wlan(data, seg)
+	case layers.LinkTypeIEEE80211Radio, linkTypePrism, linkTypeAVS, linkTypePPI:
+		return d.radio(lt, data, seg)
+	case linkTypeNFLOG:
+		return d.nflog(data, seg)
+	case layers.LinkTypePPP, linkTypePPPHDLC:
+		return d.ppp(data, seg)
+	case linkTypePPPWithD:
+		if len(data) < 1 {
+			return decodedError, Reason{}, errShortPPP
+		}
+		return d.ppp(data[1:], seg)
 	}
 	return decodedNot, Reason{ReasonLinkType, uint32(lt)}, nil
 }

@@ -23,6 +23,9 @@ func FuzzDecode(f *testing.F) {
 			f.Add(uint16(layers.LinkTypeEthernet), tc.wrap(t, ip))
 		}
 	}
+	for _, tc := range linkCases {
+		f.Add(uint16(tc.link), tc.wrap(ip))
+	}
 	for _, l := range []link{linkSLL, linkSLL2, linkNull, linkRaw} {
 		f.Add(uint16(l.type_()), frame(t, l, tcpSeg{src: c, dst: s, seq: 2, ack: true, payload: get("/fuzz", "f.example")}))
 	}

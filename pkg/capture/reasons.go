@@ -33,6 +33,11 @@ const (
 	// ReasonTunnelSignal: a tunnel's own messages, no user data (GTP echo,
 	// a Teredo bubble, an AYIYA heartbeat): other. Code is the EncapLayer.
 	ReasonTunnelSignal
+	// ReasonWLAN: an 802.11 frame without data (Code: the frame type,
+	// 0 management, 1 control, 2 null data): other.
+	ReasonWLAN
+	// ReasonWLANProtected: an encrypted 802.11 data frame: undecoded.
+	ReasonWLANProtected
 )
 
 // Reason is why a frame carried no TCP segment: a kind and its number (the
@@ -47,7 +52,7 @@ type Reason struct {
 // carry something other than TCP.
 func (r Reason) Undecoded() bool {
 	switch r.Kind {
-	case ReasonLinkType, ReasonEtherType, ReasonFamily, ReasonEncapDepth, ReasonTunnel:
+	case ReasonLinkType, ReasonEtherType, ReasonFamily, ReasonEncapDepth, ReasonTunnel, ReasonWLANProtected:
 		return true
 	case ReasonPPP:
 		return r.Code < 0x8000
@@ -79,6 +84,10 @@ func (r Reason) String() string {
 		s = "tunnel " + EncapLayer(r.Code).String()
 	case ReasonTunnelSignal:
 		s = "tunnel " + EncapLayer(r.Code).String() + " signalling"
+	case ReasonWLAN:
+		s = [...]string{"802.11 management", "802.11 control", "802.11 null data", "802.11 extension"}[r.Code&3]
+	case ReasonWLANProtected:
+		s = "802.11 protected (encrypted) data"
 	default:
 		return fmt.Sprintf("reason %d/%d", r.Kind, r.Code)
 	}
@@ -108,6 +117,10 @@ func (r Reason) Label() string {
 		return "tunnel:" + EncapLayer(r.Code).String()
 	case ReasonTunnelSignal:
 		return "signal:" + EncapLayer(r.Code).String()
+	case ReasonWLAN:
+		return fmt.Sprintf("wlan:%d", r.Code)
+	case ReasonWLANProtected:
+		return "wlan:protected"
 	}
 	return fmt.Sprintf("%d:%d", r.Kind, r.Code)
 }

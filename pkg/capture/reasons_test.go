@@ -66,9 +66,9 @@ func TestReasons(t *testing.T) {
 		counts    []ReasonCount
 		describe  []string
 	}{
-		{"radiotap", 127, fr([]byte("\x00\x00\x08\x00\x00\x00\x00\x00"), 26), 0, 26,
-			[]ReasonCount{{Reason{ReasonLinkType, 127}, 26}},
-			[]string{"26 frames of link type 127 (IEEE 802.11 radiotap) were not decoded"}},
+		{"802.15.4", 195, fr([]byte("\x41\xc8\x00\xff\xff\xff\xff"), 26), 0, 26,
+			[]ReasonCount{{Reason{ReasonLinkType, 195}, 26}},
+			[]string{"26 frames of link type 195 (IEEE 802.15.4) were not decoded"}},
 		{"unnamed link type", 4000, fr([]byte("x"), 1), 0, 1,
 			[]ReasonCount{{Reason{ReasonLinkType, 4000}, 1}},
 			[]string{"1 frame of link type 4000 was not decoded"}},
