@@ -135,7 +135,7 @@ func (d *decoder) nflog(data []byte, seg *Segment) (decodeResult, Reason, error)
 		}
 		rest = rest[min((l+3)&^3, len(rest)):]
 	}
-	return decodedOther, Reason{ReasonNonIP, 0}, nil // no payload logged
+	return decodedOther, Reason{ReasonNoPacket, 0}, nil // no payload logged
 }
 
 // ppp decodes a PPP frame, with or without its HDLC address and control

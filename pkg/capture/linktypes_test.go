@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,14 +112,16 @@ func TestLinkTypes(t *testing.T) {
 }
 
 // 802.11 frames without readable data: management (a beacon), null data
-// are other; protected data is undecoded, by reason.
+// are other; protected data is undecoded, by reason. An NFLOG message
+// without a payload is other.
 func TestWLANWithoutData(t *testing.T) {
 	e := NewEngine(nil, func(*Request) {})
 	for _, f := range [][]byte{cat(wlanHeader(0x80, 0), make([]byte, 12)), wlanHeader(0x48, 0x01), cat(wlanHeader(0x88, 0x41), make([]byte, 40))} {
 		e.Packet(&Packet{Data: f, Link: layers.LinkTypeIEEE802_11})
 	}
+	e.Packet(&Packet{Data: []byte{2, 0, 0, 5, 8, 0, 10, 0, 'a', 'b', 0, 0}, Link: linkTypeNFLOG}) // a prefix, no payload
 	st := e.Stats()
-	if st.Other != 2 || st.Undecoded != 1 || st.DecodeErrors != 0 {
+	if st.Other != 3 || st.Undecoded != 1 || st.DecodeErrors != 0 || !slices.Contains(st.Reasons.Counts(), ReasonCount{Reason{ReasonNoPacket, 0}, 1}) {
 		t.Fatalf("stats %+v", st)
 	}
 	if d := st.Reasons.Describe(); len(d) != 1 || d[0] != "1 frame of 802.11 protected (encrypted) data was not decoded" {

@@ -38,6 +38,9 @@ const (
 	ReasonWLAN
 	// ReasonWLANProtected: an encrypted 802.11 data frame: undecoded.
 	ReasonWLANProtected
+	// ReasonNoPacket: a link-layer record that carries no packet (an NFLOG
+	// message without its payload): other.
+	ReasonNoPacket
 )
 
 // Reason is why a frame carried no TCP segment: a kind and its number (the
@@ -88,6 +91,8 @@ func (r Reason) String() string {
 		s = [...]string{"802.11 management", "802.11 control", "802.11 null data", "802.11 extension"}[r.Code&3]
 	case ReasonWLANProtected:
 		s = "802.11 protected (encrypted) data"
+	case ReasonNoPacket:
+		s = "NFLOG without a packet"
 	default:
 		return fmt.Sprintf("reason %d/%d", r.Kind, r.Code)
 	}
@@ -121,6 +126,8 @@ func (r Reason) Label() string {
 		return fmt.Sprintf("wlan:%d", r.Code)
 	case ReasonWLANProtected:
 		return "wlan:protected"
+	case ReasonNoPacket:
+		return "nopacket"
 	}
 	return fmt.Sprintf("%d:%d", r.Kind, r.Code)
 }
