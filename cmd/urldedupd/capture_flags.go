@@ -32,6 +32,7 @@ type reassemblyFlags struct {
 	maxLine int
 	maxBuf  int // MiB
 	flows   int
+	tunnels []string // KIND:PORT, or "none"
 }
 
 func (o *reassemblyFlags) AddFlags(fs *pflag.FlagSet) {
@@ -40,6 +41,31 @@ func (o *reassemblyFlags) AddFlags(fs *pflag.FlagSet) {
 		"reassembly memory cap in MiB: out-of-order segments, partial lines, requests waiting for the end of their headers")
 	fs.IntVar(&o.flows, "max-flows", capture.DefaultAssemblerOptions.MaxFlows,
 		fmt.Sprintf("most connection directions tracked at once (%d bytes each, besides --max-buffer-mb); at the cap, ones that carried no data are evicted", capture.FlowCost))
+	var defaults []string
+	for _, t := range capture.DefaultUDPTunnels {
+		defaults = append(defaults, fmt.Sprintf("%s:%d", t.Kind, t.Port))
+	}
+	fs.StringSliceVar(&o.tunnels, "udp-tunnel", defaults,
+		fmt.Sprintf("UDP port decoded as a tunnel, KIND:PORT with KIND vxlan, geneve, gtp, teredo or ayiya (repeatable, at most %d; replaces the defaults; \"none\" for none)", capture.MaxUDPTunnels))
+}
+
+// udpTunnels checks --udp-tunnel.
+func (o *reassemblyFlags) udpTunnels() ([]capture.UDPTunnel, error) {
+	ts := []capture.UDPTunnel{}
+	if len(o.tunnels) == 1 && o.tunnels[0] == "none" {
+		return ts, nil
+	}
+	if len(o.tunnels) > capture.MaxUDPTunnels {
+		return nil, usageError(fmt.Errorf("--udp-tunnel: %d ports, at most %d", len(o.tunnels), capture.MaxUDPTunnels))
+	}
+	for _, s := range o.tunnels {
+		t, err := capture.ParseUDPTunnel(s)
+		if err != nil {
+			return nil, usageError(fmt.Errorf("--udp-tunnel %w", err))
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
 }
 
 // maxReassemblyLine is the largest --max-line for captured requests: a
@@ -87,7 +113,11 @@ func (o *captureOptions) engineOptions() (*capture.Options, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &capture.Options{Assembler: asm}
+	tunnels, err := o.udpTunnels()
+	if err != nil {
+		return nil, err
+	}
+	opts := &capture.Options{Assembler: asm, UDPTunnels: tunnels}
 	for _, p := range o.ports {
 		if p == 0 || p > 65535 {
 			return nil, usageError(fmt.Errorf("--port %d: not a TCP port", p))
@@ -115,9 +145,21 @@ func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	a := s.Assembler
 	fmt.Fprintf(w, "packets %d  bytes %d  tcp flows %d  requests %d  new %d  dup %d  parse errors %d  reassembly gaps %d  kernel drops %d\n",
 		s.Packets, s.Bytes, a.Flows, c.Requests, c.New, c.Dup, a.ParseErrors, a.Gaps, s.KernelDrops)
-	if s.DecodeErrors > 0 || a.Overflows > 0 || a.SegmentsDenied > 0 || a.Evicted > 0 || s.Fragments > 0 || c.Invalid > 0 || s.Panics > 0 {
-		fmt.Fprintf(w, "malformed frames %d  IPv4 fragments %d  buffer overflows %d  flows evicted at the flow cap %d  segments over the flow cap %d  invalid URLs %d  panics recovered %d\n",
-			s.DecodeErrors, s.Fragments, a.Overflows, a.Evicted, a.SegmentsDenied, c.Invalid, s.Panics)
+	if s.DecodeErrors > 0 || a.Overflows > 0 || a.SegmentsDenied > 0 || a.Evicted > 0 || s.Fragments > 0 || c.Invalid > 0 || s.Panics > 0 || a.LateSegments > 0 {
+		fmt.Fprintf(w, "malformed frames %d  IPv4 fragments %d  buffer overflows %d  flows evicted at the flow cap %d  segments over the flow cap %d  late segments of closed connections %d  invalid URLs %d  panics recovered %d\n",
+			s.DecodeErrors, s.Fragments, a.Overflows, a.Evicted, a.SegmentsDenied, a.LateSegments, c.Invalid, s.Panics)
+	}
+	var other []byte
+	for k, n := range a.NonHTTP {
+		if n > 0 {
+			other = fmt.Appendf(other, "  %s %d", capture.StreamKind(k), n)
+		}
+	}
+	if len(other) > 0 {
+		fmt.Fprintf(w, "streams of other protocols, not parsed:%s\n", other)
+	}
+	for _, line := range s.Reasons.Describe() {
+		fmt.Fprintln(w, line)
 	}
 }
 
@@ -139,6 +181,34 @@ type jsonSummary struct {
 	SegmentsDenied uint64 `json:"segments_denied"`
 	Invalid        uint64 `json:"invalid_urls"`
 	Panics         uint64 `json:"panics_recovered"`
+	LateSegments   uint64 `json:"late_segments"`
+	Other          uint64 `json:"other_frames"`
+	Undecoded      uint64 `json:"undecoded_frames"`
+}
+
+// appendReasons adds the frames without TCP by reason to the summary
+// object b, as flat counters like the rest: "undecoded:linktype:127": 26,
+// "other:ipproto:1": 3; "undecoded:further" and "other:further" count the
+// reasons past capture.MaxReasons.
+func appendReasons(b []byte, r *capture.Reasons) []byte {
+	b = b[:len(b)-1] // the closing brace
+	add := func(undecoded bool, label string, n uint64) {
+		kind := "other:"
+		if undecoded {
+			kind = "undecoded:"
+		}
+		b = fmt.Appendf(b, ",%q:%d", kind+label, n)
+	}
+	for _, c := range r.Counts() {
+		add(c.Undecoded(), c.Label(), c.Frames)
+	}
+	if r.LumpedUndecoded > 0 {
+		add(true, "further", r.LumpedUndecoded)
+	}
+	if r.LumpedOther > 0 {
+		add(false, "further", r.LumpedOther)
+	}
+	return append(b, '}')
 }
 
 func writeJSONSummary(w io.Writer, s capture.Stats, c audit.Counts) {
@@ -146,8 +216,15 @@ func writeJSONSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	b, _ := json.Marshal(jsonSummary{Packets: s.Packets, Bytes: s.Bytes, TCPFlows: a.Flows, Requests: c.Requests,
 		New: c.New, Dup: c.Dup, ParseErrors: a.ParseErrors, Gaps: a.Gaps, KernelDrops: s.KernelDrops,
 		DecodeErrors: s.DecodeErrors, Fragments: s.Fragments, Overflows: a.Overflows, SegmentsDenied: a.SegmentsDenied,
-		Evicted: a.Evicted, Invalid: c.Invalid, Panics: s.Panics})
-	fmt.Fprintf(w, "%s\n", b)
+		Evicted: a.Evicted, Invalid: c.Invalid, Panics: s.Panics, LateSegments: a.LateSegments, Other: s.Other, Undecoded: s.Undecoded})
+	b = appendReasons(b, &s.Reasons)
+	b = b[:len(b)-1]              // the closing brace
+	for k, n := range a.NonHTTP { // flat like the rest: "non_http:tls": 3
+		if n > 0 {
+			b = fmt.Appendf(b, ",%q:%d", "non_http:"+capture.StreamKind(k).String(), n)
+		}
+	}
+	fmt.Fprintf(w, "%s}\n", b)
 }
 
 // captureRun is what replay and capture share: the state, the output, the

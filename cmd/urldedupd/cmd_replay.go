@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,14 +24,20 @@ their first bytes) in order, reassemble TCP, find every HTTP/1.x request on
 any port, build its absolute URL (http://host[:port]/target) and decide it
 against the state: by default print each URL the first time it is seen.
 
-Link layers: Ethernet (with 802.1Q/QinQ tags), Linux cooked capture (SLL,
-SLL2), raw IPv4/IPv6, BSD loopback. Timeouts use packet time, so a replay
+Link layers: Ethernet, Linux cooked capture (SLL, SLL2), raw IPv4/IPv6, BSD
+loopback, IEEE 802.11 (bare, radiotap, Prism, AVS, PPI), NFLOG, PPP; inside them 802.1Q/802.1ad tags, PPPoE sessions, MPLS (IP and
+Ethernet pseudowires), LLC/SNAP, and tunnels: IP in IP, GRE, ERSPAN, and
+VXLAN, Geneve, GTP-U, Teredo, AYIYA by UDP port (--udp-tunnel); each named
+per record by --json ("encap":"vxlan/ethernet"). Timeouts use packet time, so a replay
 behaves as the live capture did. A summary goes to stderr at the end, and
 progress while it runs when stderr is a terminal. A truncated or corrupt
 file ends the run with an error naming the file and packet, after
 everything before it was processed. A record longer than --max-record is
 skipped as it is read (never held in memory) and counted in the summary,
-whatever snap length the file declares.`,
+whatever snap length the file declares. Frames that cannot be decoded are
+named in the summary by link type or EtherType with their count; a file in
+which no frame could be decoded (or with none) is named, and the exit code
+is 6 after the other files were processed.`,
 		Example: `  urldedupd replay monday.pcapng tuesday.pcap.gz
   urldedupd replay --json -o audit.jsonl mirror-*.pcap
   urldedupd replay --all --port 80 --port 8080 proxy.pcap`,
@@ -48,6 +55,13 @@ whatever snap length the file declares.`,
 	return cmd
 }
 
+func plural(n uint64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 func runReplay(ctx context.Context, g *globalOptions, o *captureOptions, fo *capture.FileOptions, files []string, stdout, stderr io.Writer) error {
 	src, err := capture.OpenFilesWith(fo, files...)
 	if err != nil {
@@ -58,10 +72,22 @@ func runReplay(ctx context.Context, g *globalOptions, o *captureOptions, fo *cap
 	if err != nil {
 		return err
 	}
+	var empty []error // files in which no frame could be decoded
+	var before capture.Stats
+	src.OnFileEnd = func(path string) {
+		st := run.eng.Stats()
+		if frames := st.Packets - before.Packets; st.Decoded() == before.Decoded() {
+			empty = append(empty, fmt.Errorf("%s: %w (%d %s read)", path, capture.ErrNothingDecoded, frames, plural(frames, "frame", "frames")))
+		}
+		before = st
+	}
 	stop := showProgress(stderr, src)
 	err = run.eng.Run(run.ctx, src)
 	stop()
 	err = run.finish(err, stderr)
+	if err == nil {
+		err = errors.Join(empty...)
+	}
 	if n := src.SkippedRecords(); n > 0 {
 		fmt.Fprintf(stderr, "records over --max-record %d bytes skipped %d\n", src.MaxRecord(), n)
 	}

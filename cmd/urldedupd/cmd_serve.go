@@ -132,8 +132,12 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	if err != nil {
 		return err
 	}
+	tunnels, err := o.reassemblyFlags.udpTunnels()
+	if err != nil {
+		return err
+	}
 	cfg := daemon.Config{
-		Capture: capture.Options{Assembler: asm},
+		Capture: capture.Options{Assembler: asm, UDPTunnels: tunnels},
 		Socket:  o.socket, SocketMode: os.FileMode(o.socketMode),
 		Listen: o.listen, AllowRemote: o.allowRemote, Token: o.token,
 		API:           api.Options{MaxBatch: o.maxBatch, MaxInflightBytes: o.maxInflight, BodyTimeout: o.bodyTimeout},

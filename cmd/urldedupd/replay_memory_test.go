@@ -177,3 +177,22 @@ func TestReassemblyFlagRanges(t *testing.T) {
 		}
 	}
 }
+
+// Streams of other protocols are named in the summaries, by kind, not
+// counted as HTTP parse errors.
+func TestReplayNonHTTPSummary(t *testing.T) {
+	pcap := filepath.Join(t.TempDir(), "other.pcap")
+	starts := []string{"\x16\x03\x01\x00\x05hello", "SSH-2.0-OpenSSH_9.2\r\n", "\x16\x03\x01\x00\x05again"}
+	writeFlows(t, pcap, len(starts), func(i int) string { return starts[i] })
+	dir := filepath.Join(t.TempDir(), "state")
+	_, text, code := run(t, nil, "--dir", dir, "replay", "-o", os.DevNull, pcap)
+	if code != 0 || !strings.Contains(text, "streams of other protocols, not parsed:  tls 2  ssh 1\n") || !strings.Contains(text, "parse errors 0 ") {
+		t.Fatalf("exit %d, summary:\n%s", code, text)
+	}
+	_, js, code := run(t, nil, "--dir", dir, "replay", "--json", "-o", os.DevNull, pcap)
+	var sum map[string]uint64
+	lines := strings.Split(strings.TrimSpace(js), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); code != 0 || err != nil || sum["non_http:tls"] != 2 || sum["non_http:ssh"] != 1 {
+		t.Fatalf("exit %d, summary %v (%v)\n%s", code, sum, err, js)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/urldedupd/urldedupd/pkg/capture"
 	"github.com/urldedupd/urldedupd/pkg/redisstate"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 )
@@ -96,6 +97,7 @@ const (
 	exitBadState = 3
 	exitLocked   = 4
 	exitBackend  = 5
+	exitNoFrames = 6
 	exitSignal   = 130
 )
 
@@ -120,6 +122,8 @@ func exitCode(err error) int {
 		return exitBackend
 	case errors.Is(err, errUsage):
 		return exitUsage
+	case errors.Is(err, capture.ErrNothingDecoded):
+		return exitNoFrames
 	}
 	return exitError
 }

@@ -106,7 +106,6 @@ func paths(prefix string, from, to int) []string {
 	return u
 }
 
-
 // The documented --user set-up: state and log directory root's, serve
 // --user nobody. The log is rotated and SIGHUP cannot open a new one
 // (EACCES): events keep going to the old file, capture keeps running, the

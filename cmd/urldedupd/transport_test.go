@@ -158,8 +158,8 @@ func TestReplayRetransmittedAfterFIN(t *testing.T) {
 	if !reflect.DeepEqual(ours, want) {
 		t.Fatalf("replay: %q; want %q\n%s", ours, want, summary)
 	}
-	if !strings.Contains(summary, "tcp flows 1 ") {
-		t.Fatalf("summary: %s; want 1 tcp flow", summary)
+	if !strings.Contains(summary, "tcp flows 1 ") || !strings.Contains(summary, "late segments of closed connections 2 ") {
+		t.Fatalf("summary: %s; want 1 tcp flow and the 2 copies counted late", summary)
 	}
 }
 

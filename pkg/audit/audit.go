@@ -96,6 +96,7 @@ type record struct {
 	src, dst   netip.AddrPort
 	method, to int // method is data[off:method], URL data[method:to]
 	tunnel     bool
+	encap      capture.Encap
 }
 
 // New returns a Log deciding against d and writing to w. With dryRun it
@@ -176,7 +177,7 @@ func (l *Log) queue(r *capture.Request, sig signature.Signature) {
 	}
 	off := len(b.data)
 	b.data = append(append(b.data, r.Method...), r.URL...)
-	b.reqs = append(b.reqs, record{time: r.Time, src: r.Src, dst: r.Dst, method: off + len(r.Method), to: len(b.data), tunnel: r.Tunnel})
+	b.reqs = append(b.reqs, record{time: r.Time, src: r.Src, dst: r.Dst, method: off + len(r.Method), to: len(b.data), tunnel: r.Tunnel, encap: r.Encap})
 	b.sigs = append(b.sigs, sig)
 	if len(b.sigs) == cap(b.sigs) || time.Since(b.started) >= l.maxDelay {
 		l.send()
@@ -221,7 +222,7 @@ func (l *Log) recv() {
 		if i > 0 {
 			off = b.reqs[i-1].to
 		}
-		r.Time, r.Src, r.Dst, r.Tunnel = rec.time, rec.src, rec.dst, rec.tunnel
+		r.Time, r.Src, r.Dst, r.Tunnel, r.Encap = rec.time, rec.src, rec.dst, rec.tunnel, rec.encap
 		r.Method, r.URL = b.data[off:rec.method], b.data[rec.method:rec.to]
 		l.write(&r, b.seen[i])
 	}
@@ -299,6 +300,11 @@ func appendJSON(b []byte, r *capture.Request, isNew bool) []byte {
 	b = appendJSONString(b, r.Method)
 	b = append(b, `,"url":`...)
 	b = appendJSONString(b, r.URL)
+	if !r.Encap.Plain() { // names from a fixed table: nothing to escape
+		b = append(b, `,"encap":"`...)
+		b = r.Encap.AppendTo(b)
+		b = append(b, '"')
+	}
 	if r.Tunnel {
 		b = append(b, `,"tunnel":true`...)
 	}

@@ -35,6 +35,7 @@ func requests() []*capture.Request {
 	for _, u := range []string{"http://a.example/x", "HTTP://A.EXAMPLE:80/x", "http://b.example/\"q\"\x01\xff"} {
 		rs = append(rs, &capture.Request{Time: ts, Src: src, Dst: dst, Method: []byte("GET"), URL: []byte(u)})
 	}
+	rs[2].Encap = capture.NewEncap(capture.EncapVLAN, capture.EncapPPPoE)
 	return rs
 }
 
@@ -74,6 +75,7 @@ func TestJSON(t *testing.T) {
 		Dst    string    `json:"dst"`
 		Method string    `json:"method"`
 		URL    string    `json:"url"`
+		Encap  *string   `json:"encap"`
 		New    bool      `json:"new"`
 	}
 	var recs []record
@@ -85,10 +87,10 @@ func TestJSON(t *testing.T) {
 		recs = append(recs, r)
 	}
 	if r := recs[0]; r.Src != "192.0.2.10:40000" || r.Dst != "[2001:db8::1]:80" || r.Method != "GET" || !r.New ||
-		r.TS.Nanosecond() != 123456000 {
+		r.TS.Nanosecond() != 123456000 || r.Encap != nil {
 		t.Fatalf("record %+v", r)
 	}
-	if recs[1].New || recs[2].URL != "http://b.example/\"q\"\x01\ufffd" {
+	if recs[1].New || recs[2].URL != "http://b.example/\"q\"\x01\ufffd" || recs[2].Encap == nil || *recs[2].Encap != "vlan/pppoe" {
 		t.Fatalf("records %+v", recs[1:])
 	}
 }
@@ -124,10 +126,11 @@ func TestNoAllocations(t *testing.T) {
 	var out bytes.Buffer
 	out.Grow(1 << 20)
 	l := audit.New(newSet(t), signature.NewSigner(signature.IEEE, signature.Safe), &out, audit.JSON, false, nil)
-	r := requests()[0]
-	l.Request(r)
-	if n := testing.AllocsPerRun(1000, func() { l.Request(r) }); n != 0 {
-		t.Fatalf("%v allocations per request", n)
+	for _, r := range []*capture.Request{requests()[0], requests()[2]} { // plain, and with an encapsulation
+		l.Request(r)
+		if n := testing.AllocsPerRun(1000, func() { l.Request(r) }); n != 0 {
+			t.Fatalf("%v allocations per request (encap %q)", n, r.Encap)
+		}
 	}
 }
 
@@ -159,6 +162,9 @@ func manyRequests(n int) []*capture.Request {
 		if i%10 == 3 { // a CONNECT: the tunnel mark goes through the batches too
 			r.Method, r.URL, r.Tunnel = []byte("CONNECT"), fmt.Appendf(nil, "h%d.example:443", i%11), true
 		}
+		if i%3 == 0 {
+			r.Encap = capture.NewEncap(capture.EncapMPLS, capture.EncapEthernet)
+		}
 		rs = append(rs, &r)
 	}
 	return rs
@@ -182,6 +188,9 @@ func TestRemoteSameRecords(t *testing.T) {
 		}
 		if err := b.Close(); err != nil {
 			t.Fatal(err)
+		}
+		if n := strings.Count(local.String(), `,"encap":"mpls/ethernet",`); format == audit.JSON && n != (len(rs)+2)/3 {
+			t.Fatalf("%d JSON records with their encapsulation, want %d", n, (len(rs)+2)/3)
 		}
 		if batched.String() != local.String() || b.Counts != l.Counts {
 			t.Fatalf("format %d: batched records differ (%d bytes, %+v) from local (%d bytes, %+v)",

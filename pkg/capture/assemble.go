@@ -95,6 +95,7 @@ type Request struct {
 	Src, Dst netip.AddrPort // client and server
 	Method   []byte
 	URL      []byte // absolute: http://host[:port]/target; for a tunnel, host:port
+	Encap    Encap  // what the packet that completed it came through (set by Engine)
 	// Tunnel marks a CONNECT: URL is the authority it opens, not a
 	// resource, and the bytes after it are not parsed as HTTP.
 	Tunnel bool

@@ -74,23 +74,47 @@ func BenchmarkEngine(b *testing.B) {
 }
 
 // TestEngineAllocations: after a connection is set up, packets and
-// requests allocate nothing.
+// requests allocate nothing, over plain Ethernet and every layer-2
+// encapsulation and tunnel.
 func TestEngineAllocations(t *testing.T) {
-	frames, _ := benchFrames(nil, 1, 200)
-	e := NewEngine(nil, func(r *Request) {})
-	src := &memSource{frames: frames[:101]}
-	for src.Next(&e.pkt) == nil {
-		e.Packet(&e.pkt)
+	eth, _ := benchFrames(nil, 1, 200)
+	type wrapCase struct {
+		name string
+		wrap func(ip []byte) []byte
+		link layers.LinkType
 	}
-	rest := frames[101:]
-	i := 0
-	n := testing.AllocsPerRun(99, func() {
-		p := Packet{Data: rest[i], Link: 1}
-		e.Packet(&p)
-		i++
-	})
-	if n != 0 {
-		t.Fatalf("%v allocations per packet", n)
+	var cases []wrapCase
+	for _, tc := range l2Cases {
+		cases = append(cases, wrapCase{tc.name, func(ip []byte) []byte { return tc.wrap(ip, false) }, layers.LinkTypeEthernet})
+	}
+	for _, tc := range tunnelCases {
+		if !tc.v6 {
+			cases = append(cases, wrapCase{tc.name, func(ip []byte) []byte { return tc.wrap(t, ip) }, layers.LinkTypeEthernet})
+		}
+	}
+	for _, tc := range linkCases {
+		cases = append(cases, wrapCase{tc.name, tc.wrap, tc.link})
+	}
+	for _, tc := range cases {
+		frames := make([][]byte, len(eth))
+		for i, f := range eth {
+			frames[i] = tc.wrap(f[14:])
+		}
+		reqs := 0
+		e := NewEngine(nil, func(r *Request) { reqs++ })
+		for _, f := range frames[:101] {
+			e.Packet(&Packet{Data: f, Link: tc.link})
+		}
+		rest := frames[101:]
+		i := 0
+		n := testing.AllocsPerRun(99, func() {
+			p := Packet{Data: rest[i], Link: tc.link}
+			e.Packet(&p)
+			i++
+		})
+		if n != 0 || reqs < 100 || e.Stats().TCP != uint64(101+i) {
+			t.Fatalf("%s: %v allocations per packet; %d requests, %d TCP segments of %d frames", tc.name, n, reqs, e.Stats().TCP, 101+i)
+		}
 	}
 }
 

@@ -1,30 +1,26 @@
 package capture
 
 import (
-	"fmt"
-	"net/netip"
+	"encoding/binary"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 )
 
 // decoder turns link-layer frames into TCP segments without allocating:
-// gopacket's DecodingLayerParser over layers allocated once.
+// link headers, layer-2 encapsulations (l2.go) and tunnels (ip.go,
+// udptunnel.go) by hand; IPv4, IPv6 and TCP headers with gopacket's layers,
+// allocated once.
 type decoder struct {
-	eth     layers.Ethernet
-	dot1q   layers.Dot1Q
-	sll     layers.LinuxSLL
-	sll2    layers.LinuxSLL2
-	lo      layers.Loopback
-	ip4     layers.IPv4
-	ip6     layers.IPv6
-	tcp     layers.TCP
-	payload gopacket.Payload
+	lo  layers.Loopback
+	ip4 layers.IPv4
+	ip6 layers.IPv6
+	tcp layers.TCP
+	v6  bool // the innermost IP header is d.ip6, else d.ip4
 
-	parsers map[layers.LinkType]*gopacket.DecodingLayerParser
-	raw4    *gopacket.DecodingLayerParser
-	raw6    *gopacket.DecodingLayerParser
-	decoded []gopacket.LayerType
+	tunnels udpTunnels
+	// encap is the last frame's encapsulation.
+	encap Encap
 }
 
 // decodeResult says what a frame was.
@@ -33,81 +29,64 @@ type decodeResult uint8
 const (
 	decodedTCP      decodeResult = iota
 	decodedOther                 // not TCP over IP: not counted as an error
-	decodedFragment              // an IPv4 fragment: not reassembled
+	decodedFragment              // an IPv4 or IPv6 fragment: not reassembled
 	decodedError                 // malformed
+	decodedNot                   // of a format not decoded (a link type, EtherType ...): counted by reason
 )
 
-func newDecoder() *decoder {
-	d := &decoder{parsers: make(map[layers.LinkType]*gopacket.DecodingLayerParser)}
-	layersAll := []gopacket.DecodingLayer{&d.eth, &d.dot1q, &d.sll, &d.sll2, &d.lo, &d.ip4, &d.ip6, &d.tcp, &d.payload}
-	mk := func(first gopacket.LayerType) *gopacket.DecodingLayerParser {
-		p := gopacket.NewDecodingLayerParser(first, layersAll...)
-		p.IgnoreUnsupported = true
-		return p
+// newDecoder returns a decoder recognising the given UDP tunnels
+// (DefaultUDPTunnels when nil).
+func newDecoder(tunnels []UDPTunnel) *decoder {
+	d := &decoder{}
+	if tunnels == nil {
+		tunnels = DefaultUDPTunnels
 	}
-	d.parsers[layers.LinkTypeEthernet] = mk(layers.LayerTypeEthernet)
-	d.parsers[layers.LinkTypeLinuxSLL] = mk(layers.LayerTypeLinuxSLL)
-	d.parsers[layers.LinkTypeLinuxSLL2] = mk(layers.LayerTypeLinuxSLL2)
-	d.parsers[layers.LinkTypeNull] = mk(layers.LayerTypeLoopback)
-	d.parsers[layers.LinkTypeLoop] = d.parsers[layers.LinkTypeNull]
-	d.raw4, d.raw6 = mk(layers.LayerTypeIPv4), mk(layers.LayerTypeIPv6)
-	d.parsers[layers.LinkTypeIPv4] = d.raw4
-	d.parsers[layers.LinkTypeIPv6] = d.raw6
-	d.decoded = make([]gopacket.LayerType, 0, 8)
+	d.tunnels.set(tunnels)
 	return d
 }
 
-// supported reports whether frames of link type lt can be decoded.
-func (d *decoder) supported(lt layers.LinkType) bool {
-	_, ok := d.parsers[lt]
-	return ok || lt == layers.LinkTypeRaw || lt == 12 // DLT_RAW on some systems
-}
-
-// decode fills seg from a frame. seg.Payload aliases data.
-func (d *decoder) decode(lt layers.LinkType, data []byte, seg *Segment) (decodeResult, error) {
-	p := d.parsers[lt]
-	if p == nil {
-		if !d.supported(lt) {
-			return decodedError, fmt.Errorf("%w: link type %v", ErrLinkType, lt)
+// decode fills seg from a frame. seg.Payload aliases data. For a frame
+// that carries no TCP segment (decodedOther, decodedNot) it returns why.
+func (d *decoder) decode(lt layers.LinkType, data []byte, seg *Segment) (decodeResult, Reason, error) {
+	d.encap.n = 0
+	switch lt {
+	case layers.LinkTypeEthernet:
+		return d.ether(data, seg)
+	case layers.LinkTypeLinuxSLL:
+		if len(data) < 16 {
+			return decodedError, Reason{}, errShortL2
 		}
-		if len(data) == 0 {
-			return decodedError, errEmpty
+		return d.etherType(binary.BigEndian.Uint16(data[14:]), data[16:], seg)
+	case layers.LinkTypeLinuxSLL2:
+		if len(data) < 20 {
+			return decodedError, Reason{}, errShortL2
 		}
-		p = d.raw4
-		if data[0]>>4 == 6 {
-			p = d.raw6
+		return d.etherType(binary.BigEndian.Uint16(data[0:]), data[20:], seg)
+	case layers.LinkTypeNull, layers.LinkTypeLoop:
+		if err := d.lo.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
+			return decodedError, Reason{}, err
 		}
-	}
-	if err := p.DecodeLayers(data, &d.decoded); err != nil {
-		return decodedError, err
-	}
-	var haveIP4, haveIP6, haveTCP bool
-	for _, t := range d.decoded {
-		switch t {
-		case layers.LayerTypeIPv4:
-			haveIP4 = true
-		case layers.LayerTypeIPv6:
-			haveIP6 = true
-		case layers.LayerTypeTCP:
-			haveTCP = true
+		switch d.lo.Family {
+		case layers.ProtocolFamilyIPv4, layers.ProtocolFamilyIPv6BSD, layers.ProtocolFamilyIPv6FreeBSD,
+			layers.ProtocolFamilyIPv6Darwin, layers.ProtocolFamilyIPv6Linux:
+			return d.ip(d.lo.Payload, seg)
 		}
+		return decodedNot, Reason{ReasonFamily, uint32(d.lo.Family)}, nil
+	case layers.LinkTypeRaw, 12, layers.LinkTypeIPv4, layers.LinkTypeIPv6: // 12: DLT_RAW on some systems
+		return d.ip(data, seg)
+	case layers.LinkTypeIEEE802_11:
+		return d.wlan(data, seg)
+	case layers.LinkTypeIEEE80211Radio, linkTypePrism, linkTypeAVS, linkTypePPI:
+		return d.radio(lt, data, seg)
+	case linkTypeNFLOG:
+		return d.nflog(data, seg)
+	case layers.LinkTypePPP, linkTypePPPHDLC:
+		return d.ppp(data, seg)
+	case linkTypePPPWithD:
+		if len(data) < 1 {
+			return decodedError, Reason{}, errShortPPP
+		}
+		return d.ppp(data[1:], seg)
 	}
-	switch {
-	case haveIP4 && (d.ip4.Flags&layers.IPv4MoreFragments != 0 || d.ip4.FragOffset != 0):
-		return decodedFragment, nil
-	case !haveTCP:
-		return decodedOther, nil
-	case haveIP4:
-		seg.Src = netip.AddrPortFrom(netip.AddrFrom4([4]byte(d.ip4.SrcIP.To4())), uint16(d.tcp.SrcPort))
-		seg.Dst = netip.AddrPortFrom(netip.AddrFrom4([4]byte(d.ip4.DstIP.To4())), uint16(d.tcp.DstPort))
-	case haveIP6:
-		seg.Src = netip.AddrPortFrom(netip.AddrFrom16([16]byte(d.ip6.SrcIP.To16())), uint16(d.tcp.SrcPort))
-		seg.Dst = netip.AddrPortFrom(netip.AddrFrom16([16]byte(d.ip6.DstIP.To16())), uint16(d.tcp.DstPort))
-	default:
-		return decodedOther, nil
-	}
-	t := &d.tcp
-	seg.Seq, seg.SYN, seg.ACK, seg.FIN, seg.RST = t.Seq, t.SYN, t.ACK, t.FIN, t.RST
-	seg.Payload = t.Payload
-	return decodedTCP, nil
+	return decodedNot, Reason{ReasonLinkType, uint32(lt)}, nil
 }

@@ -13,6 +13,10 @@ type Options struct {
 	// port is one of these. By default every port is parsed: requests are
 	// recognised by their method token.
 	Ports []uint16
+	// UDPTunnels are the UDP ports whose datagrams are decoded as tunnels
+	// (at most MaxUDPTunnels). Nil means DefaultUDPTunnels; an empty,
+	// non-nil slice none.
+	UDPTunnels []UDPTunnel
 }
 
 // Stats count what an Engine has seen.
@@ -20,13 +24,20 @@ type Stats struct {
 	Packets      uint64
 	Bytes        uint64 // captured bytes
 	TCP          uint64 // TCP segments
-	Other        uint64 // frames that are not TCP over IP
+	Other        uint64 // frames read that are not TCP over IP (ARP, ICMP, UDP ...): not an error
+	Undecoded    uint64 // frames of a link type, EtherType ... not decoded (Reasons say which)
 	Fragments    uint64 // IPv4 fragments (not reassembled)
 	DecodeErrors uint64 // malformed frames
 	KernelDrops  uint64 // frames the kernel dropped (live sources)
 	Panics       uint64 // panics recovered from: the packet skipped, its connection dropped
 	Assembler    AssemblerStats
+	// Reasons count the Other and Undecoded frames by reason.
+	Reasons Reasons
 }
+
+// Decoded is the number of frames read through to their network layer or
+// to a protocol known to carry none: all but the undecoded and malformed.
+func (s *Stats) Decoded() uint64 { return s.TCP + s.Other + s.Fragments }
 
 // Engine decodes frames, reassembles TCP and reports HTTP requests. It is
 // not safe for concurrent use; run one per source.
@@ -61,7 +72,11 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 	if opts == nil {
 		opts = &Options{}
 	}
-	e := &Engine{dec: newDecoder(), asm: NewAssembler(&opts.Assembler, emit)}
+	e := &Engine{dec: newDecoder(opts.UDPTunnels)}
+	e.asm = NewAssembler(&opts.Assembler, func(r *Request) {
+		r.Encap = e.dec.encap
+		emit(r)
+	})
 	if len(opts.Ports) > 0 {
 		e.ports = new([65536]bool)
 		for _, p := range opts.Ports {
@@ -75,10 +90,15 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 func (e *Engine) Packet(p *Packet) {
 	e.stats.Packets++
 	e.stats.Bytes += uint64(len(p.Data))
-	res, err := e.dec.decode(p.Link, p.Data, &e.seg)
+	res, why, err := e.dec.decode(p.Link, p.Data, &e.seg)
 	switch res {
 	case decodedOther:
 		e.stats.Other++
+		e.stats.Reasons.add(why, 1)
+		return
+	case decodedNot:
+		e.stats.Undecoded++
+		e.stats.Reasons.add(why, 1)
 		return
 	case decodedFragment:
 		e.stats.Fragments++

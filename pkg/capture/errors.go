@@ -14,6 +14,10 @@ var (
 	// ErrIsDirectory is returned by OpenFiles for a path that is a
 	// directory.
 	ErrIsDirectory = errors.New("is a directory, not a capture file")
+	// ErrNothingDecoded is returned by replay for a capture file in which
+	// no frame could be decoded (a link type or encapsulation this package
+	// does not read, or no frames at all).
+	ErrNothingDecoded = errors.New("no frame could be decoded")
 	// ErrLinkType is returned for a link layer this package cannot decode.
 	ErrLinkType = errors.New("unsupported link type")
 

@@ -49,6 +49,11 @@ type FileSource struct {
 	clamped  uint64       // records whose original length was raised, all files
 	done     atomic.Int64 // bytes of finished files
 	total    int64        // bytes of all files
+
+	// OnFileEnd, when set, is called by Next when a file has been read to
+	// its end, with its path, before the next one is opened: every frame
+	// of it has been handed out.
+	OnFileEnd func(path string)
 }
 
 // fileCounts are a reader's counts for one file.
@@ -155,6 +160,9 @@ func (s *FileSource) Next(p *Packet) error {
 			return nil
 		}
 		if err == io.EOF {
+			if s.OnFileEnd != nil {
+				s.OnFileEnd(s.name)
+			}
 			s.closeFile()
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/pkg/api"
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/capture"
 )
 
 // metrics holds the daemon's Prometheus metrics: API counters and latency
@@ -102,6 +103,15 @@ var (
 	descOverflow  = srcDesc("buffer_overflows_total", "Times a reassembly buffer cap forced held bytes to be dropped.")
 	descDenied    = srcDesc("segments_denied_total", "Segments of new connections ignored because the flow cap was reached.")
 	descEvicted   = srcDesc("flows_evicted_total", "Connection directions made room for at the flow cap: without data (a SYN flood), else quiet for a second.")
+	descOther     = srcDesc("other_frames_total", "Frames read that carry no TCP (ARP, ICMP, UDP ...): not an error.")
+	descMalformed = srcDesc("malformed_frames_total", "Frames that could not be parsed (truncated or inconsistent headers).")
+	descUndecoded = prometheus.NewDesc("urldedupd_capture_undecoded_frames_total",
+		"Frames not decoded, by reason: link type, EtherType or loopback family not read (reason=\"linktype:127\", \"ethertype:0x8864\"; \"further\" past 16 reasons).",
+		[]string{"source", "reason", "name"}, nil)
+	descLate    = srcDesc("late_segments_total", "Segments of connection directions that had ended (retransmissions after FIN or RST, a SYN again), dropped.")
+	descNonHTTP = prometheus.NewDesc("urldedupd_capture_non_http_streams_total",
+		"Client streams recognised as another protocol (tls, ssh, smtp, imap, pop3, ftp, ftp/pop3, tunnel, http2) and skipped.",
+		[]string{"source", "kind"}, nil)
 	descUndecided = srcDesc("undecided_total", "Requests the backend could not decide (their URLs are not recorded); capture went on.")
 	descUp        = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
 	descLost      = prometheus.NewDesc("urldedupd_event_log_lost_records_total", "Event records that could not be written (capture went on).", nil, nil)
@@ -128,7 +138,7 @@ type collector struct {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPackets, descBytes, descRequests, descNew, descDup, descParseErr,
-		descGaps, descDrops, descPanics, descOverflow, descDenied, descEvicted, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
+		descGaps, descDrops, descPanics, descOverflow, descDenied, descEvicted, descOther, descMalformed, descUndecoded, descLate, descNonHTTP, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
 		ch <- d
 	}
 }
@@ -153,6 +163,20 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descDenied, st.Assembler.SegmentsDenied)
 		counter(descEvicted, st.Assembler.Evicted)
 		counter(descUndecided, undecided)
+		counter(descLate, st.Assembler.LateSegments)
+		for k, n := range st.Assembler.NonHTTP {
+			ch <- prometheus.MustNewConstMetric(descNonHTTP, prometheus.CounterValue, float64(n), name, capture.StreamKind(k).String())
+		}
+		counter(descOther, st.Other)
+		counter(descMalformed, st.DecodeErrors)
+		for _, r := range st.Reasons.Counts() {
+			if r.Undecoded() {
+				ch <- prometheus.MustNewConstMetric(descUndecoded, prometheus.CounterValue, float64(r.Frames), name, r.Label(), r.Reason.String())
+			}
+		}
+		if n := st.Reasons.LumpedUndecoded; n > 0 {
+			ch <- prometheus.MustNewConstMetric(descUndecoded, prometheus.CounterValue, float64(n), name, "further", "further link types or protocols")
+		}
 		up := 0.0
 		if s.up.Load() {
 			up = 1

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +36,12 @@ type source struct {
 	stats     capture.Stats
 	counts    audit.Counts
 	undecided uint64 // requests the backend could not decide
+
+	// told are the undecoded reasons already logged (a reason is logged
+	// the first time it is published); at most capture.MaxReasons+1 (the
+	// lumped ones, as the zero Reason).
+	told []capture.Reason
+	log  *slog.Logger
 }
 
 // snapshot returns the last published figures.
@@ -49,7 +57,33 @@ func (s *source) publish(st capture.Stats, rec *recorder) {
 	cnt := rec.Counts()
 	s.mu.Lock()
 	s.stats, s.counts, s.undecided = addStats(s.base, st), cnt, rec.undecided
+	all := s.stats.Reasons
 	s.mu.Unlock()
+	s.tellUndecoded(&all)
+}
+
+// tellUndecoded logs each reason of undecoded frames the first time it is
+// met: "frames not decoded" with the reason (link type 127 (IEEE 802.11
+// radiotap)) and the count so far.
+func (s *source) tellUndecoded(r *capture.Reasons) {
+	if s.log == nil {
+		return
+	}
+	tell := func(why capture.Reason, what string, n uint64) {
+		if slices.Contains(s.told, why) {
+			return
+		}
+		s.told = append(s.told, why)
+		s.log.Warn("frames not decoded", "iface", s.cfg.Iface, "reason", what, "frames", n)
+	}
+	for _, c := range r.Counts() {
+		if c.Undecoded() {
+			tell(c.Reason, c.Reason.String(), c.Frames)
+		}
+	}
+	if r.LumpedUndecoded > 0 {
+		tell(capture.Reason{}, "further link types or protocols", r.LumpedUndecoded)
+	}
 }
 
 // restartPause is how long a source waits before it starts a new engine
@@ -75,6 +109,7 @@ func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algo
 		return audit.New(dec, signer, events, audit.NewJSON, false, &audit.Options{InFlight: inFlight})
 	}, s.cfg.Iface, log)
 	s.up.Store(true)
+	s.log = log
 	log.Info("capture started", "iface", s.cfg.Iface, "bpf", s.cfg.BPF)
 	var (
 		runErr     error
@@ -131,7 +166,12 @@ func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algo
 	s.up.Store(false)
 	switch {
 	case ctx.Err() != nil:
-		log.Info("capture stopped", "iface", s.cfg.Iface)
+		st, _, _ := s.snapshot()
+		if not := st.Reasons.Describe(); len(not) > 0 {
+			log.Info("capture stopped", "iface", s.cfg.Iface, "undecoded_frames", st.Undecoded, "undecoded", strings.Join(not, "; "))
+		} else {
+			log.Info("capture stopped", "iface", s.cfg.Iface)
+		}
 	default:
 		log.Error("capture failed; the API keeps serving", "iface", s.cfg.Iface, "err", runErr)
 	}
@@ -169,6 +209,8 @@ func addStats(a, b capture.Stats) capture.Stats {
 	a.Bytes += b.Bytes
 	a.TCP += b.TCP
 	a.Other += b.Other
+	a.Undecoded += b.Undecoded
+	a.Reasons.Merge(&b.Reasons)
 	a.Fragments += b.Fragments
 	a.DecodeErrors += b.DecodeErrors
 	a.KernelDrops = max(a.KernelDrops, b.KernelDrops)

@@ -1,0 +1,55 @@
+package capture
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+// FuzzDecode runs arbitrary frames of every link type decoded through an
+// Engine: never a panic, every frame counted exactly once (TCP, other,
+// fragment, malformed or undecoded), an encapsulation of at most MaxEncap
+// layers, and only absolute URLs.
+func FuzzDecode(f *testing.F) {
+	t := &testing.T{}
+	c, s := netip.MustParseAddrPort("192.0.2.10:40000"), netip.MustParseAddrPort("192.0.2.1:80")
+	ip := frame(t, linkRaw, tcpSeg{src: c, dst: s, seq: 2, ack: true, payload: get("/fuzz", "f.example")})
+	for _, tc := range l2Cases {
+		f.Add(uint16(layers.LinkTypeEthernet), tc.wrap(ip, false))
+	}
+	for _, tc := range tunnelCases {
+		if !tc.v6 {
+			f.Add(uint16(layers.LinkTypeEthernet), tc.wrap(t, ip))
+		}
+	}
+	for _, tc := range linkCases {
+		f.Add(uint16(tc.link), tc.wrap(ip))
+	}
+	for _, l := range []link{linkSLL, linkSLL2, linkNull, linkRaw} {
+		f.Add(uint16(l.type_()), frame(t, l, tcpSeg{src: c, dst: s, seq: 2, ack: true, payload: get("/fuzz", "f.example")}))
+	}
+	f.Add(uint16(127), []byte{0, 0, 8, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, lt uint16, data []byte) {
+		var urls []string
+		e := NewEngine(nil, func(r *Request) {
+			urls = append(urls, string(r.URL))
+			if len(r.Encap.Layers()) > MaxEncap {
+				t.Fatalf("encapsulation of %d layers", len(r.Encap.Layers()))
+			}
+		})
+		for _, d := range [][]byte{data, data} { // twice: a second copy can complete a request
+			e.Packet(&Packet{Data: d, Link: layers.LinkType(lt)})
+		}
+		e.asm.Flush()
+		st := e.Stats()
+		if st.TCP+st.Other+st.Fragments+st.DecodeErrors+st.Undecoded != st.Packets || st.Reasons.Undecoded() != st.Undecoded {
+			t.Fatalf("frames counted %+v", st)
+		}
+		for _, u := range urls {
+			if len(u) < 7 || u[:7] != "http://" {
+				t.Fatalf("URL %q", u)
+			}
+		}
+	})
+}

@@ -1,0 +1,168 @@
+package capture
+
+import (
+	"encoding/binary"
+	"errors"
+	"net/netip"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+var (
+	errIPVersion = errors.New("IP version neither 4 nor 6")
+	errShortExt  = errors.New("IPv6 extension header longer than the packet")
+	errShortUDP  = errors.New("UDP header longer than the packet")
+	errShortTun  = errors.New("tunnel header longer than the packet")
+)
+
+// maxIPv6Ext is the most IPv6 extension headers skipped before the
+// transport header; a packet with more is malformed.
+const maxIPv6Ext = 8
+
+// ip decodes an IPv4 or IPv6 packet (told by its first nibble) and what it
+// carries: TCP, or a tunnel (IP in IP, GRE, a UDP tunnel) down to TCP, at
+// most MaxEncap tunnels deep.
+func (d *decoder) ip(data []byte, seg *Segment) (decodeResult, Reason, error) {
+	for {
+		if len(data) == 0 {
+			return decodedError, Reason{}, errEmpty
+		}
+		var proto layers.IPProtocol
+		var payload []byte
+		switch data[0] >> 4 {
+		case 4:
+			if err := d.ip4.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
+				return decodedError, Reason{}, err
+			}
+			if d.ip4.Flags&layers.IPv4MoreFragments != 0 || d.ip4.FragOffset != 0 {
+				return decodedFragment, Reason{}, nil
+			}
+			d.v6, proto, payload = false, d.ip4.Protocol, d.ip4.Payload
+		case 6:
+			if err := d.ip6.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
+				return decodedError, Reason{}, err
+			}
+			d.v6, proto, payload = true, d.ip6.NextHeader, d.ip6.Payload
+			if d.ip6.HopByHop != nil { // skipped by DecodeFromBytes
+				proto = d.ip6.HopByHop.NextHeader
+			}
+			for i := 0; proto == 0 || proto == 43 || proto == 60; i++ { // hop-by-hop, routing, destination options
+				if i == maxIPv6Ext || len(payload) < 8 || (int(payload[1])+1)*8 > len(payload) {
+					return decodedError, Reason{}, errShortExt
+				}
+				proto, payload = layers.IPProtocol(payload[0]), payload[(int(payload[1])+1)*8:]
+			}
+			if proto == layers.IPProtocolIPv6Fragment {
+				return decodedFragment, Reason{}, nil
+			}
+		default:
+			return decodedError, Reason{}, errIPVersion
+		}
+		switch proto {
+		case layers.IPProtocolTCP:
+			return d.tcpSegment(payload, seg)
+		case layers.IPProtocolIPv4, layers.IPProtocolIPv6:
+			l := EncapIPIP
+			switch {
+			case d.v6 && proto == layers.IPProtocolIPv4:
+				l = Encap4in6
+			case d.v6:
+				l = Encap6in6
+			case proto == layers.IPProtocolIPv6:
+				l = Encap6in4
+			}
+			if !d.encap.push(l) {
+				return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
+			}
+			data = payload
+			continue
+		case layers.IPProtocolGRE:
+			return d.gre(payload, seg)
+		case layers.IPProtocolUDP:
+			return d.udp(payload, seg)
+		}
+		return decodedOther, Reason{ReasonIPProtocol, uint32(proto)}, nil
+	}
+}
+
+// tcpSegment fills seg from a TCP header and the innermost IP header.
+func (d *decoder) tcpSegment(data []byte, seg *Segment) (decodeResult, Reason, error) {
+	t := &d.tcp
+	if err := t.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
+		return decodedError, Reason{}, err
+	}
+	if d.v6 {
+		seg.Src = netip.AddrPortFrom(netip.AddrFrom16([16]byte(d.ip6.SrcIP.To16())), uint16(t.SrcPort))
+		seg.Dst = netip.AddrPortFrom(netip.AddrFrom16([16]byte(d.ip6.DstIP.To16())), uint16(t.DstPort))
+	} else {
+		seg.Src = netip.AddrPortFrom(netip.AddrFrom4([4]byte(d.ip4.SrcIP.To4())), uint16(t.SrcPort))
+		seg.Dst = netip.AddrPortFrom(netip.AddrFrom4([4]byte(d.ip4.DstIP.To4())), uint16(t.DstPort))
+	}
+	seg.Seq, seg.SYN, seg.ACK, seg.FIN, seg.RST = t.Seq, t.SYN, t.ACK, t.FIN, t.RST
+	seg.Payload = t.Payload
+	return decodedTCP, Reason{}, nil
+}
+
+// gre decodes a GRE header (RFC 2784/2890: checksum, key and sequence
+// number optional) and what it carries: IP, Ethernet (transparent
+// Ethernet bridging), ERSPAN types I, II and III, or any EtherType
+// decoded (MPLS ...).
+func (d *decoder) gre(data []byte, seg *Segment) (decodeResult, Reason, error) {
+	if !d.encap.push(EncapGRE) {
+		return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
+	}
+	if len(data) < 4 {
+		return decodedError, Reason{}, errShortTun
+	}
+	be := binary.BigEndian
+	flags, proto := be.Uint16(data), be.Uint16(data[2:])
+	if flags&7 != 0 || flags&0x4000 != 0 { // version 1 (PPTP), source routing
+		return decodedNot, Reason{ReasonTunnel, uint32(EncapGRE)}, nil
+	}
+	n := 4
+	if flags&0x8000 != 0 { // checksum
+		n += 4
+	}
+	if flags&0x2000 != 0 { // key
+		n += 4
+	}
+	if flags&0x1000 != 0 { // sequence number
+		n += 4
+	}
+	if len(data) < n {
+		return decodedError, Reason{}, errShortTun
+	}
+	rest := data[n:]
+	switch proto {
+	case 0x6558: // transparent Ethernet bridging
+		return d.innerEther(rest, seg)
+	case 0x88be, 0x22eb: // ERSPAN: type I has no sequence number, no header
+		if !d.encap.push(EncapERSPAN) {
+			return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
+		}
+		h := 0
+		switch {
+		case proto == 0x22eb: // type III: 12 bytes, 8 more with the O flag
+			h = 12
+			if len(rest) >= 12 && rest[11]&1 != 0 {
+				h = 20
+			}
+		case flags&0x1000 != 0: // type II
+			h = 8
+		}
+		if len(rest) < h {
+			return decodedError, Reason{}, errShortTun
+		}
+		return d.innerEther(rest[h:], seg)
+	}
+	return d.etherType(proto, rest, seg)
+}
+
+// innerEther decodes an Ethernet frame carried by a tunnel.
+func (d *decoder) innerEther(data []byte, seg *Segment) (decodeResult, Reason, error) {
+	if !d.encap.push(EncapEthernet) {
+		return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
+	}
+	return d.ether(data, seg)
+}
