@@ -208,4 +208,3 @@ func TestEngineReassembles(t *testing.T) {
 		}
 	}
 }
-
