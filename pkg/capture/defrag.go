@@ -56,12 +56,12 @@ type fragDatagram struct {
 	key        fragKey
 	started    time.Time
 	deadline   time.Time
-	buf        []byte // len: the highest end seen
-	end        int    // total length, -1 until the last fragment is seen
-	blocks     int    // 8-byte blocks filled
-	proto      uint8  // IPv6: the next header of the offset-0 fragment
-	have       [MaxDatagram/8 + 1]bool
-	prev, next *fragDatagram // in order of arrival, oldest first
+	buf        []byte                            // len: the highest end seen
+	end        int                               // total length, -1 until the last fragment is seen
+	blocks     int                               // 8-byte blocks filled
+	proto      uint8                             // IPv6: the next header of the offset-0 fragment
+	have       [(MaxDatagram/8 + 64) / 64]uint64 // 8-byte blocks filled, a bit each
+	prev, next *fragDatagram                     // in order of arrival, oldest first
 }
 
 // defragmenter reassembles IP fragments within DefragOptions' bounds.
@@ -147,8 +147,8 @@ func (f *defragmenter) add(now time.Time, key fragKey, off int, more bool, proto
 		d.buf = d.buf[:end]
 	}
 	for b := off / 8; b*8 < end; b++ { // first copy wins
-		if !d.have[b] {
-			d.have[b] = true
+		if d.have[b/64]&(1<<(b%64)) == 0 {
+			d.have[b/64] |= 1 << (b % 64)
 			d.blocks++
 			copy(d.buf[b*8:min(b*8+8, end)], data[b*8-off:])
 		}
