@@ -146,8 +146,12 @@ func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	fmt.Fprintf(w, "packets %d  bytes %d  tcp flows %d  requests %d  new %d  dup %d  parse errors %d  reassembly gaps %d  kernel drops %d\n",
 		s.Packets, s.Bytes, a.Flows, c.Requests, c.New, c.Dup, a.ParseErrors, a.Gaps, s.KernelDrops)
 	if s.DecodeErrors > 0 || a.Overflows > 0 || a.SegmentsDenied > 0 || a.Evicted > 0 || s.Fragments > 0 || c.Invalid > 0 || s.Panics > 0 || a.LateSegments > 0 {
-		fmt.Fprintf(w, "malformed frames %d  IPv4 fragments %d  buffer overflows %d  flows evicted at the flow cap %d  segments over the flow cap %d  late segments of closed connections %d  invalid URLs %d  panics recovered %d\n",
+		fmt.Fprintf(w, "malformed frames %d  IP fragments %d  buffer overflows %d  flows evicted at the flow cap %d  segments over the flow cap %d  late segments of closed connections %d  invalid URLs %d  panics recovered %d\n",
 			s.DecodeErrors, s.Fragments, a.Overflows, a.Evicted, a.SegmentsDenied, a.LateSegments, c.Invalid, s.Panics)
+	}
+	if f := s.Defrag; s.Fragments > 0 {
+		fmt.Fprintf(w, "IP datagrams reassembled %d  dropped incomplete after the timeout %d  dropped at the cap %d  dropped invalid %d\n",
+			f.Reassembled, f.Timeouts, f.Evicted, f.Invalid)
 	}
 	var other []byte
 	for k, n := range a.NonHTTP {
@@ -175,7 +179,11 @@ type jsonSummary struct {
 	Gaps           uint64 `json:"reassembly_gaps"`
 	KernelDrops    uint64 `json:"kernel_drops"`
 	DecodeErrors   uint64 `json:"malformed_frames"`
-	Fragments      uint64 `json:"ipv4_fragments"`
+	Fragments      uint64 `json:"ip_fragments"`
+	Reassembled    uint64 `json:"ip_datagrams_reassembled"`
+	FragTimeouts   uint64 `json:"ip_datagrams_timed_out"`
+	FragEvicted    uint64 `json:"ip_datagrams_dropped_at_cap"`
+	FragInvalid    uint64 `json:"ip_datagrams_invalid"`
 	Overflows      uint64 `json:"buffer_overflows"`
 	Evicted        uint64 `json:"flows_evicted"`
 	SegmentsDenied uint64 `json:"segments_denied"`
@@ -215,7 +223,8 @@ func writeJSONSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	a := s.Assembler
 	b, _ := json.Marshal(jsonSummary{Packets: s.Packets, Bytes: s.Bytes, TCPFlows: a.Flows, Requests: c.Requests,
 		New: c.New, Dup: c.Dup, ParseErrors: a.ParseErrors, Gaps: a.Gaps, KernelDrops: s.KernelDrops,
-		DecodeErrors: s.DecodeErrors, Fragments: s.Fragments, Overflows: a.Overflows, SegmentsDenied: a.SegmentsDenied,
+		DecodeErrors: s.DecodeErrors, Fragments: s.Fragments,
+		Reassembled: s.Defrag.Reassembled, FragTimeouts: s.Defrag.Timeouts, FragEvicted: s.Defrag.Evicted, FragInvalid: s.Defrag.Invalid, Overflows: a.Overflows, SegmentsDenied: a.SegmentsDenied,
 		Evicted: a.Evicted, Invalid: c.Invalid, Panics: s.Panics, LateSegments: a.LateSegments, Other: s.Other, Undecoded: s.Undecoded})
 	b = appendReasons(b, &s.Reasons)
 	b = b[:len(b)-1]              // the closing brace

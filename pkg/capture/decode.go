@@ -2,6 +2,7 @@ package capture
 
 import (
 	"encoding/binary"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -19,6 +20,11 @@ type decoder struct {
 	v6  bool // the innermost IP header is d.ip6, else d.ip4
 
 	tunnels udpTunnels
+	frag    *defragmenter
+	// now is the frame's time, for fragment timeouts.
+	now time.Time
+	// reassembled says the frame completed an IP datagram from fragments.
+	reassembled bool
 	// encap is the last frame's encapsulation.
 	encap Encap
 }
@@ -29,15 +35,15 @@ type decodeResult uint8
 const (
 	decodedTCP      decodeResult = iota
 	decodedOther                 // not TCP over IP: not counted as an error
-	decodedFragment              // an IPv4 or IPv6 fragment: not reassembled
+	decodedFragment              // an IPv4 or IPv6 fragment that did not complete its datagram
 	decodedError                 // malformed
 	decodedNot                   // of a format not decoded (a link type, EtherType ...): counted by reason
 )
 
 // newDecoder returns a decoder recognising the given UDP tunnels
-// (DefaultUDPTunnels when nil).
-func newDecoder(tunnels []UDPTunnel) *decoder {
-	d := &decoder{}
+// (DefaultUDPTunnels when nil) and reassembling IP fragments.
+func newDecoder(tunnels []UDPTunnel, defrag DefragOptions) *decoder {
+	d := &decoder{frag: newDefragmenter(defrag)}
 	if tunnels == nil {
 		tunnels = DefaultUDPTunnels
 	}
@@ -49,6 +55,7 @@ func newDecoder(tunnels []UDPTunnel) *decoder {
 // that carries no TCP segment (decodedOther, decodedNot) it returns why.
 func (d *decoder) decode(lt layers.LinkType, data []byte, seg *Segment) (decodeResult, Reason, error) {
 	d.encap.n = 0
+	d.reassembled = false
 	switch lt {
 	case layers.LinkTypeEthernet:
 		return d.ether(data, seg)

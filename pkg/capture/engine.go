@@ -17,6 +17,8 @@ type Options struct {
 	// (at most MaxUDPTunnels). Nil means DefaultUDPTunnels; an empty,
 	// non-nil slice none.
 	UDPTunnels []UDPTunnel
+	// Defrag bounds IP fragment reassembly.
+	Defrag DefragOptions
 }
 
 // Stats count what an Engine has seen.
@@ -26,7 +28,8 @@ type Stats struct {
 	TCP          uint64 // TCP segments
 	Other        uint64 // frames read that are not TCP over IP (ARP, ICMP, UDP ...): not an error
 	Undecoded    uint64 // frames of a link type, EtherType ... not decoded (Reasons say which)
-	Fragments    uint64 // IPv4 fragments (not reassembled)
+	Fragments    uint64 // IPv4 and IPv6 fragments (a fragment that completes a datagram too)
+	Defrag       DefragStats
 	DecodeErrors uint64 // malformed frames
 	KernelDrops  uint64 // frames the kernel dropped (live sources)
 	Panics       uint64 // panics recovered from: the packet skipped, its connection dropped
@@ -72,7 +75,7 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 	if opts == nil {
 		opts = &Options{}
 	}
-	e := &Engine{dec: newDecoder(opts.UDPTunnels)}
+	e := &Engine{dec: newDecoder(opts.UDPTunnels, opts.Defrag)}
 	e.asm = NewAssembler(&opts.Assembler, func(r *Request) {
 		r.Encap = e.dec.encap
 		emit(r)
@@ -90,7 +93,12 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 func (e *Engine) Packet(p *Packet) {
 	e.stats.Packets++
 	e.stats.Bytes += uint64(len(p.Data))
+	e.dec.now = p.Info.Timestamp
 	res, why, err := e.dec.decode(p.Link, p.Data, &e.seg)
+	if e.dec.reassembled {
+		e.reassembled(p, res, err)
+		return
+	}
 	switch res {
 	case decodedOther:
 		e.stats.Other++
@@ -113,6 +121,24 @@ func (e *Engine) Packet(p *Packet) {
 		return
 	}
 	e.asm.Add(p.Info.Timestamp, &e.seg)
+}
+
+// reassembled handles a frame that completed an IP datagram: the frame is
+// counted as a fragment; a TCP segment in the datagram goes to the
+// assembler, a malformed one is counted as an invalid datagram, anything
+// else is not counted further.
+func (e *Engine) reassembled(p *Packet, res decodeResult, err error) {
+	e.stats.Fragments++
+	switch res {
+	case decodedTCP:
+		if e.ports != nil && !e.ports[e.seg.Dst.Port()] && !e.ports[e.seg.Src.Port()] {
+			return
+		}
+		e.asm.Add(p.Info.Timestamp, &e.seg)
+	case decodedError, decodedFragment:
+		e.dec.frag.stats.Invalid++
+		e.LastError = err
+	}
 }
 
 // Run reads src to its end, or until ctx is done or src fails, then flushes
@@ -204,6 +230,7 @@ func (e *Engine) loop(ctx context.Context, src Source) error {
 // Stats returns the counts so far.
 func (e *Engine) Stats() Stats {
 	s := e.stats
+	s.Defrag = e.dec.frag.stats
 	s.Assembler = e.asm.CurrentStats()
 	return s
 }

@@ -30,6 +30,14 @@ func FuzzDecode(f *testing.F) {
 		f.Add(uint16(l.type_()), frame(t, l, tcpSeg{src: c, dst: s, seq: 2, ack: true, payload: get("/fuzz", "f.example")}))
 	}
 	f.Add(uint16(127), []byte{0, 0, 8, 0, 0, 0, 0, 0})
+	for _, a := range [][2]string{{"192.0.2.10:40000", "192.0.2.1:80"}, {"[2001:db8::10]:40000", "[2001:db8::1]:80"}} {
+		req := frame(t, linkRaw, tcpSeg{src: netip.MustParseAddrPort(a[0]), dst: netip.MustParseAddrPort(a[1]), seq: 2, ack: true, payload: get("/frag", "f.example")})
+		for _, fr := range fragmentIP(t, req, 24, 5) { // each alone; the second copy of one fragment completes nothing
+			f.Add(uint16(layers.LinkTypeRaw), fr)
+		}
+		fr := fragmentIP(t, req, 4096, 6) // one piece: for IPv6 an atomic fragment (offset 0, no more)
+		f.Add(uint16(layers.LinkTypeRaw), fr[0])
+	}
 	f.Fuzz(func(t *testing.T, lt uint16, data []byte) {
 		var urls []string
 		e := NewEngine(nil, func(r *Request) {

@@ -10,10 +10,11 @@ import (
 )
 
 var (
-	errIPVersion = errors.New("IP version neither 4 nor 6")
-	errShortExt  = errors.New("IPv6 extension header longer than the packet")
-	errShortUDP  = errors.New("UDP header longer than the packet")
-	errShortTun  = errors.New("tunnel header longer than the packet")
+	errIPVersion      = errors.New("IP version neither 4 nor 6")
+	errShortExt       = errors.New("IPv6 extension header longer than the packet")
+	errShortUDP       = errors.New("UDP header longer than the packet")
+	errShortTun       = errors.New("tunnel header longer than the packet")
+	errFragInDatagram = errors.New("IP fragment inside a reassembled datagram")
 )
 
 // maxIPv6Ext is the most IPv6 extension headers skipped before the
@@ -35,10 +36,20 @@ func (d *decoder) ip(data []byte, seg *Segment) (decodeResult, Reason, error) {
 			if err := d.ip4.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
 				return decodedError, Reason{}, err
 			}
-			if d.ip4.Flags&layers.IPv4MoreFragments != 0 || d.ip4.FragOffset != 0 {
-				return decodedFragment, Reason{}, nil
-			}
 			d.v6, proto, payload = false, d.ip4.Protocol, d.ip4.Payload
+			if d.ip4.Flags&layers.IPv4MoreFragments != 0 || d.ip4.FragOffset != 0 {
+				if d.reassembled {
+					return decodedError, Reason{}, errFragInDatagram
+				}
+				key := fragKey{id: uint32(d.ip4.Id), proto: uint8(proto)}
+				copy(key.src[:], d.ip4.SrcIP.To4())
+				copy(key.dst[:], d.ip4.DstIP.To4())
+				buf, _, ok := d.frag.add(d.now, key, int(d.ip4.FragOffset)*8, d.ip4.Flags&layers.IPv4MoreFragments != 0, 0, payload)
+				if !ok {
+					return decodedFragment, Reason{}, nil
+				}
+				d.reassembled, payload = true, buf
+			}
 		case 6:
 			if err := d.ip6.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
 				return decodedError, Reason{}, err
@@ -47,14 +58,30 @@ func (d *decoder) ip(data []byte, seg *Segment) (decodeResult, Reason, error) {
 			if d.ip6.HopByHop != nil { // skipped by DecodeFromBytes
 				proto = d.ip6.HopByHop.NextHeader
 			}
-			for i := 0; proto == 0 || proto == 43 || proto == 60; i++ { // hop-by-hop, routing, destination options
-				if i == maxIPv6Ext || len(payload) < 8 || (int(payload[1])+1)*8 > len(payload) {
+			// hop-by-hop, routing, destination options, fragment
+			for i := 0; proto == 0 || proto == 43 || proto == 60 || proto == layers.IPProtocolIPv6Fragment; i++ {
+				if i == maxIPv6Ext || len(payload) < 8 {
+					return decodedError, Reason{}, errShortExt
+				}
+				if proto == layers.IPProtocolIPv6Fragment {
+					if d.reassembled {
+						return decodedError, Reason{}, errFragInDatagram
+					}
+					key := fragKey{id: binary.BigEndian.Uint32(payload[4:]), v6: true}
+					copy(key.src[:], d.ip6.SrcIP.To16())
+					copy(key.dst[:], d.ip6.DstIP.To16())
+					off := int(binary.BigEndian.Uint16(payload[2:]) &^ 7)
+					buf, next, ok := d.frag.add(d.now, key, off, payload[3]&1 != 0, payload[0], payload[8:])
+					if !ok {
+						return decodedFragment, Reason{}, nil
+					}
+					d.reassembled, proto, payload = true, layers.IPProtocol(next), buf
+					continue
+				}
+				if (int(payload[1])+1)*8 > len(payload) {
 					return decodedError, Reason{}, errShortExt
 				}
 				proto, payload = layers.IPProtocol(payload[0]), payload[(int(payload[1])+1)*8:]
-			}
-			if proto == layers.IPProtocolIPv6Fragment {
-				return decodedFragment, Reason{}, nil
 			}
 		default:
 			return decodedError, Reason{}, errIPVersion

@@ -104,6 +104,9 @@ var (
 	descDenied    = srcDesc("segments_denied_total", "Segments of new connections ignored because the flow cap was reached.")
 	descEvicted   = srcDesc("flows_evicted_total", "Connection directions made room for at the flow cap: without data (a SYN flood), else quiet for a second.")
 	descOther     = srcDesc("other_frames_total", "Frames read that carry no TCP (ARP, ICMP, UDP ...): not an error.")
+	descFragments = srcDesc("ip_fragments_total", "IPv4 and IPv6 fragments read.")
+	descDatagrams = srcDesc("ip_datagrams_reassembled_total", "IP datagrams reassembled from fragments.")
+	descFragDrop  = prometheus.NewDesc("urldedupd_capture_ip_datagrams_dropped_total", "IP datagrams in reassembly dropped, by reason: timeout (not complete in time), cap (the oldest at the cap on datagrams or bytes held), invalid (inconsistent fragments or too long).", []string{"source", "reason"}, nil)
 	descMalformed = srcDesc("malformed_frames_total", "Frames that could not be parsed (truncated or inconsistent headers).")
 	descUndecoded = prometheus.NewDesc("urldedupd_capture_undecoded_frames_total",
 		"Frames not decoded, by reason: link type, EtherType or loopback family not read (reason=\"linktype:127\", \"ethertype:0x8864\"; \"further\" past 16 reasons).",
@@ -138,7 +141,7 @@ type collector struct {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPackets, descBytes, descRequests, descNew, descDup, descParseErr,
-		descGaps, descDrops, descPanics, descOverflow, descDenied, descEvicted, descOther, descMalformed, descUndecoded, descLate, descNonHTTP, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
+		descGaps, descDrops, descPanics, descOverflow, descDenied, descEvicted, descOther, descFragments, descDatagrams, descFragDrop, descMalformed, descUndecoded, descLate, descNonHTTP, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
 		ch <- d
 	}
 }
@@ -169,6 +172,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counter(descOther, st.Other)
 		counter(descMalformed, st.DecodeErrors)
+		counter(descFragments, st.Fragments)
+		counter(descDatagrams, st.Defrag.Reassembled)
+		for _, r := range []struct {
+			reason string
+			n      uint64
+		}{{"timeout", st.Defrag.Timeouts}, {"cap", st.Defrag.Evicted}, {"invalid", st.Defrag.Invalid}} {
+			ch <- prometheus.MustNewConstMetric(descFragDrop, prometheus.CounterValue, float64(r.n), name, r.reason)
+		}
 		for _, r := range st.Reasons.Counts() {
 			if r.Undecoded() {
 				ch <- prometheus.MustNewConstMetric(descUndecoded, prometheus.CounterValue, float64(r.Frames), name, r.Label(), r.Reason.String())

@@ -212,6 +212,10 @@ func addStats(a, b capture.Stats) capture.Stats {
 	a.Undecoded += b.Undecoded
 	a.Reasons.Merge(&b.Reasons)
 	a.Fragments += b.Fragments
+	a.Defrag.Reassembled += b.Defrag.Reassembled
+	a.Defrag.Timeouts += b.Defrag.Timeouts
+	a.Defrag.Evicted += b.Defrag.Evicted
+	a.Defrag.Invalid += b.Defrag.Invalid
 	a.DecodeErrors += b.DecodeErrors
 	a.KernelDrops = max(a.KernelDrops, b.KernelDrops)
 	a.Panics += b.Panics
