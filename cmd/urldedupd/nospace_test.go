@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,11 +13,7 @@ func TestCreateNoSpace(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=100m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Fatalf("mount: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	mnt := mountFS(t, "tmpfs", "-o", "size=100m")
 	dir := filepath.Join(mnt, "parent", "state")
 	_, stderr, code := run(t, strings.NewReader("http://a/\n"), "--dir", dir, "filter")
 	if code != 1 || !strings.Contains(stderr, "no space left to create the state") || !strings.Contains(stderr, dir+"/") {

@@ -248,12 +248,7 @@ func TestServeEventLogFull(t *testing.T) {
 	srv, cli, srvIf := netns(t)
 	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080"))
 	tmp := t.TempDir()
-	mnt := filepath.Join(tmp, "log")
-	os.Mkdir(mnt, 0o755)
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Fatalf("mount: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	mnt := mountFS(t, "tmpfs", "-o", "size=1m")
 	dir, events := filepath.Join(tmp, "state"), filepath.Join(mnt, "events.jsonl")
 	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
 		t.Fatal(stderr)

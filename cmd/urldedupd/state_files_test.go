@@ -119,29 +119,8 @@ func TestSparseStateOnFullTmpfs(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}
-	real := filepath.Join(t.TempDir(), "real")
-	if _, stderr, code := run(t, nil, "--dir", real, "init"); code != 0 {
-		t.Fatal(stderr)
-	}
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Fatalf("mount: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
-	dir := filepath.Join(mnt, "state")
-	os.Mkdir(dir, 0o755)
-	meta, _ := os.ReadFile(filepath.Join(real, "urldedupd.meta"))
-	os.WriteFile(filepath.Join(dir, "urldedupd.meta"), meta, 0o644)
-	for i := range 256 {
-		if out, err := exec.Command("truncate", "-s", "2M", filepath.Join(dir, fmt.Sprintf("%02x", i))).CombinedOutput(); err != nil {
-			t.Fatalf("truncate: %v %s", err, out)
-		}
-	}
-	var in strings.Builder
-	for i := range 5000 {
-		fmt.Fprintf(&in, "http://sparse.example/%d\n", i)
-	}
-	_, stderr, code := runFor(t, 30*time.Second, in.String(), "--dir", dir, "filter")
+	dir, in := sparseState(t, mountFS(t, "tmpfs", "-o", "size=1m"))
+	_, stderr, code := runFor(t, 30*time.Second, in, "--dir", dir, "filter")
 	if code != 3 || !strings.Contains(stderr, "sparse shard file, and its blocks could not be allocated") || !strings.Contains(stderr, dir+"/") {
 		t.Fatalf("filter: exit %d, %q", code, stderr)
 	}
