@@ -16,8 +16,8 @@ import (
 // A record captured longer than its original length is taken whole (see
 // fileCounts.clampOriginal).
 type pcapReader struct {
-	s         *stream
-	be        bool  // big-endian file
+	s *stream
+	fileOrder
 	nanoScale int64 // 1 for nanosecond files, 1000 for microsecond ones
 	link      layers.LinkType
 	maxRecord int
@@ -51,20 +51,6 @@ func newPcapReader(s *stream, maxRecord int, counts *fileCounts) (*pcapReader, e
 	r.link = layers.LinkType(r.u32(h[20:]) & 0xffff)
 	r.start = s.off
 	return r, nil
-}
-
-func (r *pcapReader) u16(b []byte) uint16 {
-	if r.be {
-		return binary.BigEndian.Uint16(b)
-	}
-	return binary.LittleEndian.Uint16(b)
-}
-
-func (r *pcapReader) u32(b []byte) uint32 {
-	if r.be {
-		return binary.BigEndian.Uint32(b)
-	}
-	return binary.LittleEndian.Uint32(b)
 }
 
 // next reads the next record into p, skipping (and counting) those over

@@ -72,8 +72,8 @@ type ngInterfaceInfo struct {
 // checked: a multiple of 4, at least the minimum for its type, the same at
 // both ends. Packet data over maxRecord is skipped as it is read.
 type ngReader struct {
-	s         *stream
-	be        bool
+	s *stream
+	fileOrder
 	ifaces    []ngInterfaceInfo
 	last      time.Time // the last packet's time, for simple packet blocks
 	maxRecord int
@@ -92,27 +92,6 @@ func newNgReader(s *stream, maxRecord int, counts *fileCounts) (*ngReader, error
 		return nil, err
 	}
 	return r, nil
-}
-
-func (r *ngReader) u16(b []byte) uint16 {
-	if r.be {
-		return binary.BigEndian.Uint16(b)
-	}
-	return binary.LittleEndian.Uint16(b)
-}
-
-func (r *ngReader) u32(b []byte) uint32 {
-	if r.be {
-		return binary.BigEndian.Uint32(b)
-	}
-	return binary.LittleEndian.Uint32(b)
-}
-
-func (r *ngReader) u64(b []byte) uint64 {
-	if r.be {
-		return binary.BigEndian.Uint64(b)
-	}
-	return binary.LittleEndian.Uint64(b)
 }
 
 func (r *ngReader) where() string { return "block" }

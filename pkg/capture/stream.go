@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/flate"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -70,4 +71,28 @@ func (s *stream) fail(err error, what string) error {
 		return fmt.Errorf("%w: gzip: %v (at byte %d of the uncompressed data, inside %s)", ErrCorrupt, err, s.off, what)
 	}
 	return fmt.Errorf("reading %s at byte %d: %w", what, s.off, err)
+}
+
+// fileOrder reads a capture file's integers in its byte order.
+type fileOrder struct{ be bool } // big-endian file
+
+func (o fileOrder) u16(b []byte) uint16 {
+	if o.be {
+		return binary.BigEndian.Uint16(b)
+	}
+	return binary.LittleEndian.Uint16(b)
+}
+
+func (o fileOrder) u32(b []byte) uint32 {
+	if o.be {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+func (o fileOrder) u64(b []byte) uint64 {
+	if o.be {
+		return binary.BigEndian.Uint64(b)
+	}
+	return binary.LittleEndian.Uint64(b)
 }
