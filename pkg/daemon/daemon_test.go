@@ -17,18 +17,8 @@ import (
 // made at the path while this one was shutting down (here: while the
 // state is synced, after the API's listener closed).
 func TestExitKeepsAnotherServesSocket(t *testing.T) {
-	tmp := t.TempDir()
-	dir, err := shardfile.Open(filepath.Join(tmp, "state"), &shardfile.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dir.Close()
-	events, err := OpenEventLog(filepath.Join(tmp, "events.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer events.Close()
-	sock := filepath.Join(tmp, "api.sock")
+	dir, events := stateAndLog(t)
+	sock := filepath.Join(t.TempDir(), "api.sock")
 	var other net.Listener
 	sync := func() error { // the other serve starts now
 		var err error
@@ -60,18 +50,8 @@ func TestExitKeepsAnotherServesSocket(t *testing.T) {
 
 // Without another serve, the socket is gone after Run.
 func TestExitRemovesSocket(t *testing.T) {
-	tmp := t.TempDir()
-	dir, err := shardfile.Open(filepath.Join(tmp, "state"), &shardfile.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dir.Close()
-	events, err := OpenEventLog(filepath.Join(tmp, "events.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer events.Close()
-	sock := filepath.Join(tmp, "api.sock")
+	dir, events := stateAndLog(t)
+	sock := filepath.Join(t.TempDir(), "api.sock")
 	d, err := New(api.Local{Dir: dir, Set: bitcheck.New(dir)}, nil, nil, Config{Socket: sock, Events: events})
 	if err != nil {
 		t.Fatal(err)
@@ -84,4 +64,21 @@ func TestExitRemovesSocket(t *testing.T) {
 	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
 		t.Fatalf("socket left after Run: %v", err)
 	}
+}
+
+// stateAndLog opens a new state and event log, closed when the test ends.
+func stateAndLog(t *testing.T) (*shardfile.Dir, *EventLog) {
+	t.Helper()
+	tmp := t.TempDir()
+	dir, err := shardfile.Open(filepath.Join(tmp, "state"), &shardfile.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dir.Close() })
+	events, err := OpenEventLog(filepath.Join(tmp, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { events.Close() })
+	return dir, events
 }

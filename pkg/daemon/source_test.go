@@ -113,15 +113,7 @@ func runPanicking(t *testing.T, times int, h slog.Handler) (*source, *EventLog) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := shardfile.Open(filepath.Join(t.TempDir(), "state"), &shardfile.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dir.Close()
-	events, err := OpenEventLog(filepath.Join(t.TempDir(), "events.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, events := stateAndLog(t)
 	s := &source{cfg: SourceConfig{Iface: "veth-test"}, live: &panicAt{Source: files, at: 100, times: times}}
 	s.run(context.Background(), bitcheck.New(dir), signature.IEEE, signature.Safe, events, &capture.Options{}, 0, slog.New(h))
 	events.Close()
