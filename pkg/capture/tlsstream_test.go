@@ -176,3 +176,25 @@ func TestTLSHelloNotSelected(t *testing.T) {
 		t.Errorf("records %q, stats %+v", got, a.Stats)
 	}
 }
+
+// After its ClientHello a TLS connection costs no allocation per segment;
+// nor does a hello that lies whole in one segment.
+func TestTLSAllocations(t *testing.T) {
+	a := NewAssembler(nil, func(*Request) {})
+	ts := time.Unix(1000, 0)
+	hello := records(realHello(t, "curl"), 1<<14)
+	cipher := make([]byte, 1400)
+	copy(cipher, "\x17\x03\x03\x05\x73")
+	c := conn{cli, netip.MustParseAddrPort("192.0.2.2:443"), 1000}
+	a.Add(ts, c.syn())
+	a.Add(ts, c.at(0, string(hello)))
+	off := len(hello)
+	seg := &Segment{Src: c.src, Dst: c.dst, ACK: true, Payload: cipher}
+	if n := testing.AllocsPerRun(200, func() {
+		seg.Seq = c.isn + 1 + uint32(off)
+		a.Add(ts, seg)
+		off += len(cipher)
+	}); n != 0 {
+		t.Errorf("%v allocations per segment after the hello", n)
+	}
+}
