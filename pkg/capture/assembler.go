@@ -286,6 +286,7 @@ func (a *Assembler) deliver(h *half, b []byte) {
 func (a *Assembler) parserOf(h *half) *reqParser {
 	if h.parser == nil {
 		h.parser = newReqParser(a.opts.MaxLine)
+		h.parser.tls = a.protos.Has(ProtoTLS)
 	}
 	return h.parser
 }
@@ -314,6 +315,10 @@ func (a *Assembler) account(h *half) {
 }
 
 func (a *Assembler) onRequest(r *request) {
+	if r.hello != nil {
+		a.onHello(r)
+		return
+	}
 	h := a.cur
 	a.url = appendURL(a.url[:0], r, h.key.dst)
 	if testHooks {
@@ -437,6 +442,7 @@ func (a *Assembler) closeParser(h *half) {
 		a.cur = h
 		p.close(a.onRequest)
 		p.collect(&a.Stats)
+		p.collectTLS(&a.tls)
 		p.line, p.req = nil, nil
 		a.buffered -= h.lineCap
 		h.lineCap = 0
@@ -590,6 +596,7 @@ func (a *Assembler) collectErrors() {
 	for _, h := range a.flows {
 		if h.parser != nil {
 			h.parser.collect(&a.Stats)
+			h.parser.collectTLS(&a.tls)
 		}
 	}
 }

@@ -100,12 +100,23 @@ func FuzzAssembler(f *testing.F) {
 	f.Add(fuzzInput(fuzzSeg{flags: fzSYN | fzSnippet, conn: 3, seq: 100, n: 5}, fuzzSeg{flags: fzSYN | fzSnippet, conn: 3, seq: 100, n: 5},
 		fuzzSeg{flags: fzRST | fzRel, conn: 3, seq: 1}, fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 3, seq: 1, n: 5},
 		fuzzSeg{flags: fzSYN | fzSnippet, conn: 3, seq: 100, n: 5}))
+	// ClientHellos: whole (snippets), and one over records of 100 bytes
+	// in segments of 200, then bytes after it that look like HTTP.
+	f.Add(fuzzInput(fuzzSeg{flags: fzSYN | fzRel}, fuzzSeg{flags: fzACK | fzRel | fzSnippet, seq: 1, n: byte(helloSnippet)}))
+	f.Add(fuzzInput(fuzzSeg{flags: fzSYN | fzRel, conn: 1}, fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 1, seq: 1, n: byte(helloSnippet + 1)},
+		fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 1, seq: 1 + uint32(len(fuzzSnippets[helloSnippet+1])), n: 0}))
+	hello := records(realHello(f, "curl"), 100)
+	segs := []fuzzSeg{{flags: fzSYN | fzRel, conn: 2}}
+	for off := 0; off < len(hello); off += 200 {
+		segs = append(segs, fuzzSeg{flags: fzACK | fzRel, conn: 2, seq: 1 + uint32(off), payload: string(hello[off:min(off+200, len(hello))])})
+	}
+	f.Add(fuzzInput(segs...))
 	opts := AssemblerOptions{MaxFlowBuffer: 4096, MaxBuffer: 8192, MaxLine: 256, MaxFlows: 6,
 		IdleTimeout: 5 * time.Second, GapTimeout: time.Second, MaxClosed: 3, ClosedLinger: 10 * time.Second}
 	srvAddr := netip.MustParseAddrPort("192.0.2.1:80")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a := NewAssembler(&opts, func(r *Request) {
-			if !strings.HasPrefix(string(r.URL), "http://") {
+			if !strings.HasPrefix(string(r.URL), "http://") && (r.Proto != ProtoTLS || !strings.HasPrefix(string(r.URL), "https://")) {
 				t.Fatalf("URL %q", r.URL)
 			}
 		})

@@ -36,6 +36,15 @@ type reqParser struct {
 	socks     uint8 // 5: inside a SOCKS5 handshake, after the greeting
 	connected bool  // after a CONNECT: the bytes that follow are the tunnel's
 	pending   uint8 // a StreamKind + 1 recognised, not yet counted
+
+	// TLS: a ClientHello collected in line (tlsFeed).
+	tls         bool    // ClientHellos are read (tls is recorded)
+	recHdrN     uint8   // bytes of recHdr held
+	recHdr      [5]byte // a TLS record header split across segments
+	recLeft     uint16  // bytes of the current record still to come
+	destPort    uint16  // the port a CONNECT or SOCKS tunnel opened, 0 when none
+	tlsErrors   uint8   // counts not yet collected (collectTLS)
+	tlsTooLarge uint8
 }
 
 type parseState uint8
@@ -50,6 +59,7 @@ const (
 	stTrailers                    // inside the trailer section
 	stSniff                       // at the start of a stream, or of a tunnel: see sniff
 	stSkip                        // a stream of another protocol: its bytes are skipped
+	stTLS                         // collecting a ClientHello: see tlsFeed
 )
 
 const maxHeaderBytes = 64 << 10
@@ -66,6 +76,8 @@ type request struct {
 	hasHost              bool
 	tunnel               bool // a CONNECT: target is the authority it opens
 	minor                byte
+	hello                []byte // a TLS handshake message (a ClientHello) instead of a request
+	destPort             uint16 // with hello: the port a tunnel opened, 0 when none
 }
 
 func newReqParser(maxLine int) *reqParser {
@@ -92,7 +104,11 @@ func (p *reqParser) overBudget() {
 func (p *reqParser) feed(data []byte, emit func(*request)) {
 	for len(data) > 0 {
 		if p.state >= stSniff {
-			if p.state == stSkip {
+			switch p.state {
+			case stSkip:
+				return
+			case stTLS:
+				p.tlsFeed(data, emit)
 				return
 			}
 			data = p.sniff(data)
@@ -255,6 +271,7 @@ func (p *reqParser) endHeaders(emit func(*request)) {
 	switch {
 	case p.r.tunnel:
 		p.state, p.connected = stSniff, true // the bytes after it: the tunnel, or a retry after a 407
+		p.destPort = authorityPort(p.r.target)
 	case p.chunked:
 		p.state = stChunkSize
 	case p.bodyLeft > 0:
@@ -366,6 +383,10 @@ func (p *reqParser) gap(n int64) {
 	if p.state == stSkip {
 		return
 	}
+	if p.state == stTLS { // a hole in a ClientHello: the stream is given up on
+		p.tlsStop()
+		return
+	}
 	if n >= 0 && (p.state == stBody || p.state == stChunkData) && n < p.bodyLeft {
 		p.bodyLeft -= n
 		return
@@ -384,8 +405,9 @@ func (p *reqParser) close(emit func(*request)) {
 	if p.state == stHeaders {
 		p.emit(emit)
 	}
-	p.state, p.socks, p.connected = stRequest, 0, false
+	p.state, p.socks, p.connected, p.destPort = stRequest, 0, false, 0
 	p.line, p.overflow, p.junk = p.line[:0], false, false
+	p.recLeft, p.recHdrN = 0, 0
 }
 
 // tchar marks the bytes of an HTTP token (RFC 9110 §5.6.2).
