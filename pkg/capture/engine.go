@@ -76,10 +76,7 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 		opts = &Options{}
 	}
 	e := &Engine{dec: newDecoder(opts.UDPTunnels, opts.Defrag)}
-	e.asm = NewAssembler(&opts.Assembler, func(r *Request) {
-		r.Encap = e.dec.encap
-		emit(r)
-	})
+	e.asm = NewAssembler(&opts.Assembler, emit)
 	if len(opts.Ports) > 0 {
 		e.ports = new([65536]bool)
 		for _, p := range opts.Ports {
