@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,10 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // Live fragments: a client, a router and a server in three namespaces. The
@@ -63,48 +59,8 @@ func TestCaptureLiveFragments(t *testing.T) {
 	waitListen(t, srv, 8080)
 	tmp := t.TempDir()
 	pcap := filepath.Join(tmp, "server.pcap")
-	dump := exec.Command("ip", "netns", "exec", srv, "tcpdump", "-i", srvIf, "--immediate-mode", "-U", "-w", pcap, "ip")
-	dumpErr := &lockedBuffer{}
-	dump.Stderr = dumpErr
-	background(t, dump)
-	for i := 0; !strings.Contains(dumpErr.String(), "listening on"); i++ {
-		if i == 100 {
-			t.Fatalf("tcpdump: %s", dumpErr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-
-	state := filepath.Join(tmp, "state")
-	capt := exec.Command("ip", "netns", "exec", srv, binary, "--dir", state, "capture", "--iface", srvIf)
-	stdout, _ := capt.StdoutPipe()
-	stderr, _ := capt.StderrPipe()
-	background(t, capt)
-	var mu sync.Mutex
-	var lines []string
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			mu.Lock()
-			lines = append(lines, sc.Text())
-			mu.Unlock()
-		}
-	}()
-	errLines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			errLines <- sc.Text()
-		}
-		close(errLines)
-	}()
-	select {
-	case l := <-errLines:
-		if !strings.Contains(l, "capturing on "+srvIf) {
-			t.Fatalf("capture said %q", l)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("capture did not start")
-	}
+	stopDump := tcpdump(t, srv, srvIf, "ip", pcap)
+	capt := startCapture(t, srv, srvIf, filepath.Join(tmp, "state"))
 
 	const n = 10
 	var cfg strings.Builder
@@ -117,25 +73,9 @@ func TestCaptureLiveFragments(t *testing.T) {
 	if out, err := exec.Command("ip", "netns", "exec", cli, "curl", "-s", "--max-time", "60", "-o", "/dev/null", "-K", cfgPath).CombinedOutput(); err != nil {
 		t.Fatalf("curl: %v %s", err, out)
 	}
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		mu.Lock()
-		got := len(lines)
-		mu.Unlock()
-		if got >= n {
-			break
-		}
-	}
-	time.Sleep(300 * time.Millisecond) // any late duplicates would show now
-	syscall.Kill(capt.Process.Pid, syscall.SIGINT)
-	syscall.Kill(dump.Process.Pid, syscall.SIGINT)
-	var summary string
-	for l := range errLines {
-		summary += l + "\n"
-	}
-	if err := capt.Wait(); err != nil {
-		t.Fatalf("capture exit: %v\n%s", err, summary)
-	}
-	dump.Wait()
+	capt.waitLines(n)
+	summary := capt.stop(t)
+	stopDump()
 
 	// tcpdump saw fragments: the MF bit or an offset set.
 	out, err := exec.Command("tcpdump", "-nr", pcap, "ip[6:2] & 0x3fff != 0").Output()
@@ -146,8 +86,7 @@ func TestCaptureLiveFragments(t *testing.T) {
 	if frags < 2*n {
 		t.Fatalf("only %d IP fragments on the server's link; the test made no fragmented traffic", frags)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	lines := capt.lines()
 	want := map[string]bool{}
 	for i := range n {
 		want[fmt.Sprintf("http://203.0.113.2:8080/frag/%d", i)] = true

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 )
 
@@ -20,15 +19,8 @@ import (
 // with a fragment header.
 func fragments6(t *testing.T, srcPort uint16, id uint32, payload string, size int) [][]byte {
 	t.Helper()
-	ip := &layers.IPv6{Version: 6, HopLimit: 64, NextHeader: layers.IPProtocolTCP,
-		SrcIP: net.ParseIP("fd00::1"), DstIP: net.ParseIP("fd00::2")}
-	tcp := &layers.TCP{SrcPort: layers.TCPPort(srcPort), DstPort: 80, Seq: 100, ACK: true, PSH: true, Window: 65535}
-	tcp.SetNetworkLayerForChecksum(ip)
-	buf := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ip, tcp, gopacket.Payload(payload)); err != nil {
-		t.Fatal(err)
-	}
-	pkt := buf.Bytes()
+	pkt := serializeTCP(t, &layers.IPv6{Version: 6, HopLimit: 64, NextHeader: layers.IPProtocolTCP,
+		SrcIP: net.ParseIP("fd00::1"), DstIP: net.ParseIP("fd00::2")}, srcPort, payload)
 	body := pkt[40:]
 	var out [][]byte
 	for off := 0; off < len(body); off += size {
