@@ -27,7 +27,7 @@ type ring struct {
 	left      uint32 // frames left in it
 	off       int    // of the next frame in it
 	held      bool   // the block is ours until the next read
-	tagged    []byte // a frame with its tag put back; MaxSnap+4
+	tagged    []byte // a frame with its tag put back: the frame size and the tag
 	pfd       [1]unix.PollFd
 	drops     uint64 // dropped frames counted so far (reading resets the kernel's)
 	timeout   int    // poll timeout, ms
@@ -82,7 +82,7 @@ func openRing(index int, ether bool, blockSize, blocks, frameSize int, prog []bp
 	return r, nil
 }
 
-// blockDesc is the header of block i.
+// blockHdr is the header of block i.
 func (r *ring) blockHdr(i int) *unix.TpacketHdrV1 {
 	return (*unix.TpacketHdrV1)(unsafe.Pointer(&r.mem[i*r.blockSize+int(unsafe.Offsetof(unix.TpacketBlockDesc{}.Hdr))]))
 }
