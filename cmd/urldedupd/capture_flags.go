@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -34,7 +35,17 @@ type reassemblyFlags struct {
 	flows   int
 	tunnels []string // KIND:PORT, or "none"
 	protos  string   // --proto: what is recorded
+
+	fragDatagrams int
+	fragBuf       int // MiB
+	fragTimeout4  time.Duration
+	fragTimeout6  time.Duration
 }
+
+// maxFragTimeout is the longest --frag-timeout-v4/-v6: far past any
+// operating system's (Linux 30 s, RFC 8200 60 s), short enough that a
+// datagram that will never complete does not stay forever.
+const maxFragTimeout = time.Hour
 
 func (o *reassemblyFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.maxLine, "max-line", capture.DefaultAssemblerOptions.MaxLine, "longest request or header line kept, in bytes (at most 262144)")
@@ -50,6 +61,59 @@ func (o *reassemblyFlags) AddFlags(fs *pflag.FlagSet) {
 	}
 	fs.StringSliceVar(&o.tunnels, "udp-tunnel", defaults,
 		fmt.Sprintf("UDP port decoded as a tunnel, KIND:PORT with KIND vxlan, geneve, gtp, teredo or ayiya (repeatable, at most %d; replaces the defaults; \"none\" for none)", capture.MaxUDPTunnels))
+	fs.IntVar(&o.fragDatagrams, "max-frag-datagrams", capture.DefaultDefragDatagrams,
+		fmt.Sprintf("most IP datagrams reassembled from fragments at once (%d bytes each, besides --max-frag-buffer-mb); at the cap the oldest is dropped", capture.DatagramCost))
+	fs.IntVar(&o.fragBuf, "max-frag-buffer-mb", capture.DefaultDefragBytes>>20,
+		"IP fragment reassembly memory cap in MiB (1..1024); at the cap the oldest datagrams in progress are dropped")
+	fs.DurationVar(&o.fragTimeout4, "frag-timeout-v4", capture.DefaultDefragTimeout4,
+		"an IPv4 datagram not complete within this much packet time is dropped (at most 1h)")
+	fs.DurationVar(&o.fragTimeout6, "frag-timeout-v6", capture.DefaultDefragTimeout6,
+		"an IPv6 datagram not complete within this much packet time is dropped (at most 1h)")
+}
+
+// maxFragDatagrams bounds --max-frag-datagrams: with DatagramCost about
+// 1.2 KiB, 1 GiB of datagrams in progress.
+const maxFragDatagrams = 1 << 20
+
+// defragOptions checks the fragment flags.
+func (o *reassemblyFlags) defragOptions() (capture.DefragOptions, error) {
+	if o.fragDatagrams <= 0 || o.fragDatagrams > maxFragDatagrams {
+		return capture.DefragOptions{}, usageError(fmt.Errorf("--max-frag-datagrams %d: not in 1..%d", o.fragDatagrams, maxFragDatagrams))
+	}
+	if o.fragBuf <= 0 || o.fragBuf > 1<<10 {
+		return capture.DefragOptions{}, usageError(fmt.Errorf("--max-frag-buffer-mb %d: not in 1..%d", o.fragBuf, 1<<10))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--frag-timeout-v4", o.fragTimeout4}, {"--frag-timeout-v6", o.fragTimeout6}} {
+		if d.v <= 0 || d.v > maxFragTimeout {
+			return capture.DefragOptions{}, usageError(fmt.Errorf("%s %v: not in (0, %v]", d.name, d.v, maxFragTimeout))
+		}
+	}
+	return capture.DefragOptions{MaxDatagrams: o.fragDatagrams, MaxBytes: o.fragBuf << 20, Timeout4: o.fragTimeout4, Timeout6: o.fragTimeout6}, nil
+}
+
+// engineOptions checks every flag and returns the engine's options, less
+// the ports (replay and capture only).
+func (o *reassemblyFlags) engineOptions() (capture.Options, error) {
+	asm, err := o.options()
+	if err != nil {
+		return capture.Options{}, err
+	}
+	tunnels, err := o.udpTunnels()
+	if err != nil {
+		return capture.Options{}, err
+	}
+	defrag, err := o.defragOptions()
+	if err != nil {
+		return capture.Options{}, err
+	}
+	protos, err := o.protoSet()
+	if err != nil {
+		return capture.Options{}, err
+	}
+	return capture.Options{Assembler: asm, UDPTunnels: tunnels, Defrag: defrag, Protos: protos}, nil
 }
 
 // udpTunnels checks --udp-tunnel.
@@ -121,19 +185,11 @@ func (o *captureOptions) format() (audit.Format, error) {
 }
 
 func (o *captureOptions) engineOptions() (*capture.Options, error) {
-	asm, err := o.reassemblyFlags.options()
+	eo, err := o.reassemblyFlags.engineOptions()
 	if err != nil {
 		return nil, err
 	}
-	tunnels, err := o.udpTunnels()
-	if err != nil {
-		return nil, err
-	}
-	protos, err := o.protoSet()
-	if err != nil {
-		return nil, err
-	}
-	opts := &capture.Options{Assembler: asm, UDPTunnels: tunnels, Protos: protos}
+	opts := &eo
 	for _, p := range o.ports {
 		if p == 0 || p > 65535 {
 			return nil, usageError(fmt.Errorf("--port %d: not a TCP port", p))

@@ -120,6 +120,9 @@ func (a *Assembler) add(ts time.Time, s *Segment) {
 	}
 	a.busy = h
 	h.lastSeen = now
+	if len(s.Payload) > 0 {
+		h.encap = s.Encap
+	}
 	if s.SYN {
 		a.syn(h, s)
 		return
@@ -324,7 +327,7 @@ func (a *Assembler) onRequest(r *request) {
 	if testHooks {
 		testPanic(a.url)
 	}
-	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Method: r.method, URL: a.url, Tunnel: r.tunnel}
+	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Method: r.method, URL: a.url, Encap: h.encap, Tunnel: r.tunnel}
 	a.Stats.Requests++
 	a.emit(&a.req)
 }

@@ -25,7 +25,8 @@ type decoder struct {
 	now time.Time
 	// reassembled says the frame completed an IP datagram from fragments.
 	reassembled bool
-	// encap is the last frame's encapsulation.
+	// encap is the frame's encapsulation, built as it is decoded and
+	// copied into its Segment.
 	encap Encap
 }
 

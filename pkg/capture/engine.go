@@ -104,7 +104,6 @@ func (e *Engine) record(r *Request) {
 	if !e.protos.Has(r.Proto) {
 		return
 	}
-	r.Encap = e.dec.encap
 	e.stats.Records[r.Proto]++
 	e.emit(r)
 }

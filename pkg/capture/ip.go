@@ -128,6 +128,7 @@ func (d *decoder) tcpSegment(data []byte, seg *Segment) (decodeResult, Reason, e
 	}
 	seg.Seq, seg.SYN, seg.ACK, seg.FIN, seg.RST = t.Seq, t.SYN, t.ACK, t.FIN, t.RST
 	seg.Payload = t.Payload
+	seg.Encap = d.encap
 	return decodedTCP, Reason{}, nil
 }
 
