@@ -2,6 +2,7 @@ package quic
 
 import (
 	"net/netip"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -212,4 +213,32 @@ func TestPacketNumberDecode(t *testing.T) {
 			t.Errorf("decode(%#x, %#x, %d) = %#x, want %#x", tc.largest, tc.truncated, tc.bits, got, tc.want)
 		}
 	}
+}
+
+// ConnCost bounds what a connection in progress takes besides its CRYPTO
+// buffer: measured over many, with the heap counted before and after.
+func TestConnCost(t *testing.T) {
+	const n = 2000
+	pkts := make([][]byte, n)
+	for i := range pkts {
+		pkts[i] = partial(i)
+	}
+	tr, _ := countingTracker(&Options{MaxConns: n, MaxBytes: n * minBuf})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i, p := range pkts {
+		tr.Add(testTime(0), clientPort(i), testServer, p)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if tr.Conns() != n {
+		t.Fatalf("%d conns", tr.Conns())
+	}
+	per := (int(after.HeapAlloc) - int(before.HeapAlloc) - tr.Buffered()) / n
+	t.Logf("%d bytes per connection besides its buffer; ConnCost %d", per, ConnCost)
+	if per > ConnCost {
+		t.Errorf("%d bytes per connection, over ConnCost %d", per, ConnCost)
+	}
+	runtime.KeepAlive(tr)
 }
