@@ -2,6 +2,8 @@ package quic
 
 import (
 	"testing"
+
+	"github.com/urldedupd/urldedupd/pkg/tlshello"
 )
 
 // FuzzInitial runs arbitrary datagrams through a Tracker with small caps
@@ -25,7 +27,7 @@ func FuzzInitial(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw, plain1, plain2 []byte) {
 		opts := &Options{MaxConns: 4, MaxBytes: 3 * minBuf, MaxHello: 2048, MaxDone: 4}
 		tr := NewTracker(opts, func(c *ClientHello) {
-			if n, ok := handshakeLen(c.Message); !ok || n != len(c.Message) || c.Message[0] != typeClientHello || n > opts.MaxHello {
+			if n, ok := tlshello.HandshakeLen(c.Message); !ok || n != len(c.Message) || c.Message[0] != tlshello.TypeClientHello || n > opts.MaxHello {
 				t.Fatalf("reported %d bytes %x", len(c.Message), c.Message[:min(8, len(c.Message))])
 			}
 		})

@@ -3,6 +3,8 @@ package quic
 import (
 	"encoding/binary"
 	"testing"
+
+	"github.com/urldedupd/urldedupd/pkg/tlshello"
 )
 
 // sealInitial makes a client Initial packet of version v carrying payload
@@ -58,7 +60,7 @@ func appendVarint(b []byte, v uint64) []byte {
 // fakeHello is a handshake message of type 1 whose body is n bytes: all a
 // Tracker looks at.
 func fakeHello(n int) []byte {
-	b := []byte{typeClientHello, byte(n >> 16), byte(n >> 8), byte(n)}
+	b := []byte{tlshello.TypeClientHello, byte(n >> 16), byte(n >> 8), byte(n)}
 	for i := range n {
 		b = append(b, byte(i))
 	}

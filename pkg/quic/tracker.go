@@ -6,6 +6,8 @@ import (
 	"hash/maphash"
 	"net/netip"
 	"time"
+
+	"github.com/urldedupd/urldedupd/pkg/tlshello"
 )
 
 // ClientHello is what a Tracker reports: the first handshake message of a
@@ -260,7 +262,7 @@ func (t *Tracker) crypto(off uint64, b []byte) {
 		return
 	}
 	if c.want == 0 {
-		if n, ok := handshakeLen(c.crypto.data[:c.crypto.ready()]); ok {
+		if n, ok := tlshello.HandshakeLen(c.crypto.data[:c.crypto.ready()]); ok {
 			c.want = n
 		}
 	}
@@ -273,7 +275,7 @@ func (t *Tracker) check(c *conn) {
 	if t.conns[c.key] != c || c.want == 0 {
 		return
 	}
-	if c.crypto.data[0] != typeClientHello || c.want > t.opts.MaxHello {
+	if c.crypto.data[0] != tlshello.TypeClientHello || c.want > t.opts.MaxHello {
 		t.Stats.NotHello++
 		t.finish(c)
 		return
