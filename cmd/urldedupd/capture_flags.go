@@ -179,6 +179,11 @@ func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	if t := s.TLS; s.Records[capture.ProtoTLS] > 0 || t != (capture.TLSStats{}) {
 		fmt.Fprintf(w, "TLS ClientHellos without SNI %d  with ECH %d  unparsable %d  over the size cap %d\n", t.NoSNI, t.ECH, t.Errors, t.TooLarge)
 	}
+	if q := s.QUIC; q != (capture.QUICStats{}) {
+		fmt.Fprintf(w, "QUIC datagrams %d  Initials decrypted %d  failed authentication %d  unknown version %d  malformed %d  connections %d  evicted %d  expired %d\n",
+			q.Datagrams, q.Decrypted, q.AuthFailed, q.UnknownVersion, q.Malformed, q.Conns, q.Evicted, q.Expired)
+		fmt.Fprintf(w, "QUIC ClientHellos %d  without SNI %d  with ECH %d  unparsable %d  not a ClientHello %d\n", q.Hellos, q.NoSNI, q.ECH, q.Errors, q.NotHello)
+	}
 	var other []byte
 	for k, n := range a.NonHTTP {
 		if n > 0 {
@@ -272,6 +277,9 @@ func writeJSONSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	b = b[:len(b)-1]              // the closing brace
 	for p, n := range s.Records { // every protocol, selected or not: "records:tls": 3
 		b = fmt.Appendf(b, ",%q:%d", "records:"+capture.Proto(p).String(), n)
+	}
+	for _, q := range s.QUIC.Counters() { // "quic_decrypted": 2
+		b = fmt.Appendf(b, ",%q:%d", "quic_"+q.Name, q.Value)
 	}
 	for k, n := range a.NonHTTP { // flat like the rest: "non_http:tls": 3
 		if n > 0 {

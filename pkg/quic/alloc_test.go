@@ -1,6 +1,7 @@
 package quic
 
 import (
+	"reflect"
 	"testing"
 )
 
@@ -63,5 +64,51 @@ func BenchmarkLate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		tr.Add(testTime(1), testClient, testServer, pkt)
+	}
+}
+
+// IsLongHeader tells long header packets of any version from other
+// datagrams, and allocates nothing.
+func TestIsLongHeader(t *testing.T) {
+	hello := sealInitial(Version2, []byte{1, 2, 3, 4, 5, 6, 7, 8}, []byte{1, 2, 3, 4}, 0, cryptoFrame(0, fakeHello(200)))
+	for _, tc := range []struct {
+		name string
+		data []byte
+		v    Version
+		ok   bool
+	}{
+		{"v2 Initial", hello, Version2, true},
+		{"unknown version", []byte{0xc0, 0x0a, 0x1a, 0x2a, 0x3a, 0, 0}, 0x0a1a2a3a, true},
+		{"version negotiation", []byte{0xc0, 0, 0, 0, 0, 1, 9, 0, 0, 0, 0, 1}, 0, true},
+		{"short header", []byte{0x40, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 0, false},
+		{"no fixed bit", []byte{0x80, 0, 0, 0, 1, 0, 0}, 0, false},
+		{"DCID past the end", []byte{0xc0, 0, 0, 0, 1, 8, 1, 2}, 0, false},
+		{"SCID too long", append([]byte{0xc0, 0, 0, 0, 1, 0, 21}, make([]byte, 21)...), 0, false},
+		{"six bytes", []byte{0xc0, 0, 0, 0, 1, 0}, 0, false},
+	} {
+		v, ok := IsLongHeader(tc.data)
+		if v != tc.v || ok != tc.ok {
+			t.Errorf("%s: %v %v, want %v %v", tc.name, v, ok, tc.v, tc.ok)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { IsLongHeader(hello) }); n != 0 {
+		t.Errorf("%v allocations", n)
+	}
+}
+
+// Stats.Add adds every counter.
+func TestStatsAdd(t *testing.T) {
+	var a, b Stats
+	v := reflect.ValueOf(&b).Elem()
+	for i := range v.NumField() {
+		v.Field(i).SetUint(uint64(i + 1))
+	}
+	a.Add(&b)
+	a.Add(&b)
+	w := reflect.ValueOf(&a).Elem()
+	for i := range w.NumField() {
+		if got := w.Field(i).Uint(); got != 2*uint64(i+1) {
+			t.Errorf("%s: %d, want %d", w.Type().Field(i).Name, got, 2*(i+1))
+		}
 	}
 }

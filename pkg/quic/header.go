@@ -114,6 +114,27 @@ func IsInitial(datagram []byte) bool {
 	return parseLong(datagram, &h) == nil && h.params != nil && h.typ == typeInitial
 }
 
+// IsLongHeader reports whether datagram starts with a long header packet
+// of any version (RFC 8999: the high bit set; the fixed bit too, which
+// every version so far keeps; connection IDs of at most 20 bytes within
+// the datagram) and returns its version: what a caller may check, besides
+// IsInitial, to count the versions it sees that a Tracker does not
+// decrypt.
+func IsLongHeader(datagram []byte) (Version, bool) {
+	d := datagram
+	if len(d) < 7 || d[0]&0xc0 != 0xc0 {
+		return 0, false
+	}
+	n := int(d[5])
+	if n > maxCIDLen || len(d) < 7+n {
+		return 0, false
+	}
+	if m := int(d[6+n]); m > maxCIDLen || len(d) < 7+n+m {
+		return 0, false
+	}
+	return Version(binary.BigEndian.Uint32(d[1:])), true
+}
+
 // varint reads a QUIC variable-length integer (RFC 9000 §16) from the
 // start of b. w is its length in bytes, 0 when b is too short.
 func varint(b []byte) (v uint64, w int) {

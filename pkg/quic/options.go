@@ -85,3 +85,22 @@ type Stats struct {
 	Expired        uint64 // connections dropped: no whole ClientHello within Timeout
 	CryptoDropped  uint64 // CRYPTO frames dropped: more than 32 separate ranges pending
 }
+
+// Add adds o's counts to s: the sum over several Trackers.
+func (s *Stats) Add(o *Stats) {
+	s.Datagrams += o.Datagrams
+	s.Packets += o.Packets
+	s.Initials += o.Initials
+	s.Decrypted += o.Decrypted
+	s.AuthFailed += o.AuthFailed
+	s.UnknownVersion += o.UnknownVersion
+	s.Malformed += o.Malformed
+	s.Hellos += o.Hellos
+	s.NotHello += o.NotHello
+	s.Late += o.Late
+	s.FromServer += o.FromServer
+	s.Conns += o.Conns
+	s.Evicted += o.Evicted
+	s.Expired += o.Expired
+	s.CryptoDropped += o.CryptoDropped
+}
