@@ -103,7 +103,7 @@ func (o *captureOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.all, "all", false, `print every request as "new<TAB>URL" or "dup<TAB>URL", not only the new URLs (a CONNECT: "new<TAB>host:port<TAB>tunnel")`)
 	fs.BoolVar(&o.json, "json", false, "print every request as a JSON object per line: ts, src, dst, method, url, new; tunnel:true for a CONNECT")
 	fs.StringVarP(&o.output, "output", "o", "-", "write the records to this file (appended) instead of stdout")
-	fs.UintSliceVar(&o.ports, "port", nil, "only parse connections to these server ports (repeatable; default: every port)")
+	fs.UintSliceVar(&o.ports, "port", nil, "only parse connections to these server ports, TCP and QUIC (repeatable; default: every port)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "test the URLs without recording them")
 	o.reassemblyFlags.AddFlags(fs)
 }
