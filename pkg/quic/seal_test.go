@@ -1,61 +1,16 @@
 package quic
 
 import (
-	"encoding/binary"
 	"testing"
 
 	"github.com/urldedupd/urldedupd/pkg/tlshello"
 )
 
-// sealInitial makes a client Initial packet of version v carrying payload
-// (frames), protected as a client would (RFC 9001 §5), with a 4-byte
-// packet number.
-func sealInitial(v Version, dcid, scid []byte, pn uint32, payload []byte) []byte {
-	p := v.params()
-	var k keys
-	deriveKeys(&k, p, dcid)
-	hdr := []byte{0xc0 | p.initialType<<4 | 0x03}
-	hdr = binary.BigEndian.AppendUint32(hdr, uint32(v))
-	hdr = append(hdr, byte(len(dcid)))
-	hdr = append(hdr, dcid...)
-	hdr = append(hdr, byte(len(scid)))
-	hdr = append(hdr, scid...)
-	hdr = append(hdr, 0) // no token
-	hdr = binary.BigEndian.AppendUint16(hdr, 0x4000|uint16(4+len(payload)+16))
-	pnOff := len(hdr)
-	hdr = binary.BigEndian.AppendUint32(hdr, pn)
-	var nonce [12]byte
-	nonce = k.iv
-	binary.BigEndian.PutUint64(nonce[4:], binary.BigEndian.Uint64(nonce[4:])^uint64(pn))
-	pkt := k.aead.Seal(hdr, nonce[:], payload, hdr)
-	var mask [16]byte
-	k.hp.Encrypt(mask[:], pkt[pnOff+4:pnOff+20])
-	pkt[0] ^= mask[0] & 0x0f
-	for i := range 4 {
-		pkt[pnOff+i] ^= mask[1+i]
-	}
-	return pkt
-}
+// sealInitial and cryptoFrame are SealClientInitial and
+// AppendCryptoFrame, shorter.
+var sealInitial = SealClientInitial
 
-// cryptoFrame is a CRYPTO frame of data at off.
-func cryptoFrame(off int, data []byte) []byte {
-	b := []byte{frameCrypto}
-	b = appendVarint(b, uint64(off))
-	b = appendVarint(b, uint64(len(data)))
-	return append(b, data...)
-}
-
-func appendVarint(b []byte, v uint64) []byte {
-	switch {
-	case v < 1<<6:
-		return append(b, byte(v))
-	case v < 1<<14:
-		return binary.BigEndian.AppendUint16(b, uint16(v)|0x4000)
-	case v < 1<<30:
-		return binary.BigEndian.AppendUint32(b, uint32(v)|0x80000000)
-	}
-	return binary.BigEndian.AppendUint64(b, v|0xc0<<56)
-}
+func cryptoFrame(off int, data []byte) []byte { return AppendCryptoFrame(nil, uint64(off), data) }
 
 // fakeHello is a handshake message of type 1 whose body is n bytes: all a
 // Tracker looks at.
