@@ -54,4 +54,4 @@ measure tshark "tshark -d udp.port==443,quic -Y 'quic && tls.handshake.type==1' 
   tshark -n -r "$cap" -d udp.port==443,quic -Y "quic && tls.handshake.type==1" -T fields -e tls.handshake.extensions_server_name
 echo
 awk -v n="$(cat "$work/secs.new")" -v d="$(cat "$work/secs.dup")" -v r="$(cat "$work/secs.dry")" -v t="$(cat "$work/secs.tshark")" 'BEGIN {
-  printf "tshark's time over urldedupd'"'"'s: %.1fx (new state), %.1fx (all dup), %.1fx (--dry-run).\n", t/n, t/d, t/r }'
+  printf "tshark time / urldedupd time: %.1fx (new state), %.1fx (all dup), %.1fx (--dry-run)\n", t/n, t/d, t/r }'

@@ -2,6 +2,8 @@ package quic
 
 import (
 	"bytes"
+	"crypto/hkdf"
+	"crypto/sha256"
 	"encoding/hex"
 	"net/netip"
 	"os"
@@ -51,7 +53,15 @@ func TestInitialSecrets(t *testing.T) {
 	} {
 		t.Run(tc.v.String(), func(t *testing.T) {
 			p := tc.v.params()
-			secret := clientInitialSecret(p, dcid)
+			var d kdf
+			var s [32]byte
+			d.clientInitialSecret(&s, p, dcid)
+			secret := s[:]
+			expandLabel := func(secret []byte, label string, n int) []byte {
+				var o [32]byte
+				d.expandLabel(&o, secret, label, n)
+				return o[:n]
+			}
 			for _, c := range []struct {
 				name      string
 				got, want []byte
@@ -101,7 +111,7 @@ func TestRFCClientInitial(t *testing.T) {
 				t.Fatal(err)
 			}
 			var k keys
-			deriveKeys(&k, h.params, h.dcid)
+			new(kdf).deriveKeys(&k, h.params, h.dcid)
 			var o opener
 			payload, pn, err := o.open(&k, pkt, &h, -1)
 			if err != nil {
@@ -139,5 +149,31 @@ func TestRFCClientInitial(t *testing.T) {
 				t.Errorf("corrupt packet: %+v, %d conns", tr2.Stats, tr2.Conns())
 			}
 		})
+	}
+}
+
+// kdf's HKDF-Extract and HKDF-Expand-Label agree with crypto/hkdf's for
+// connection IDs of every length.
+func TestKDFMatchesHKDF(t *testing.T) {
+	var d kdf
+	for n := 0; n <= maxCIDLen; n++ {
+		dcid := bytes.Repeat([]byte{byte(n * 7)}, n)
+		for _, p := range []*versionParams{&paramsV1, &paramsV2, &paramsDraft29} {
+			initial, _ := hkdf.Extract(sha256.New, dcid, p.salt)
+			for _, tc := range []struct {
+				label string
+				n     int
+			}{{"client in", 32}, {p.keyLabel, 16}, {p.ivLabel, 12}, {p.hpLabel, 16}} {
+				info := []byte{0, byte(tc.n), byte(6 + len(tc.label))}
+				info = append(append(append(info, "tls13 "...), tc.label...), 0)
+				want, _ := hkdf.Expand(sha256.New, initial, string(info), tc.n)
+				var got, ext [32]byte
+				d.mac(&ext, p.salt, dcid)
+				d.expandLabel(&got, ext[:], tc.label, tc.n)
+				if !bytes.Equal(got[:tc.n], want) {
+					t.Fatalf("dcid %x %s: %x, want %x", dcid, tc.label, got[:tc.n], want)
+				}
+			}
+		}
 	}
 }

@@ -11,7 +11,7 @@ import "encoding/binary"
 func SealClientInitial(v Version, dcid, scid []byte, pn uint32, frames []byte) []byte {
 	p := v.params()
 	var k keys
-	deriveKeys(&k, p, dcid)
+	new(kdf).deriveKeys(&k, p, dcid)
 	hdr := []byte{0xc0 | p.initialType<<4 | 0x03}
 	hdr = binary.BigEndian.AppendUint32(hdr, uint32(v))
 	hdr = append(hdr, byte(len(dcid)))

@@ -62,6 +62,7 @@ type Tracker struct {
 	done     doneTable
 	free     [][]byte
 	open     opener
+	kdf      kdf
 	cur      *conn
 	onCrypto cryptoFunc
 	hello    ClientHello
@@ -179,7 +180,7 @@ func (t *Tracker) initial(key flowKey, h *header, pkt []byte) {
 		// chose, which its Initials now carry. The CRYPTO stream goes on.
 		c.rekeys++
 		var k keys
-		deriveKeys(&k, h.params, h.dcid)
+		t.kdf.deriveKeys(&k, h.params, h.dcid)
 		if payload, pn, err = t.open.open(&k, pkt, h, c.largest); err == nil {
 			c.keys = k
 			c.dcidLen = uint8(copy(c.dcid[:], h.dcid))
@@ -205,7 +206,7 @@ func (t *Tracker) initial(key flowKey, h *header, pkt []byte) {
 func (t *Tracker) first(key flowKey, h *header, scid uint64, pkt []byte) (*conn, []byte, int64, error) {
 	c := &conn{key: key, scid: scid, version: h.version, largest: -1, started: t.now}
 	c.dcidLen = uint8(copy(c.dcid[:], h.dcid))
-	deriveKeys(&c.keys, h.params, h.dcid)
+	t.kdf.deriveKeys(&c.keys, h.params, h.dcid)
 	payload, pn, err := t.open.open(&c.keys, pkt, h, -1)
 	if err != nil {
 		return nil, nil, 0, err
