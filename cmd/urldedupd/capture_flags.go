@@ -167,7 +167,7 @@ func (o *captureOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.all, "all", false, `print every request as "new<TAB>URL" or "dup<TAB>URL", not only the new URLs (a CONNECT: "new<TAB>host:port<TAB>tunnel")`)
 	fs.BoolVar(&o.json, "json", false, "print every request as a JSON object per line: ts, src, dst, method, url, new; tunnel:true for a CONNECT")
 	fs.StringVarP(&o.output, "output", "o", "-", "write the records to this file (appended) instead of stdout")
-	fs.UintSliceVar(&o.ports, "port", nil, "only parse connections to these server ports (repeatable; default: every port)")
+	fs.UintSliceVar(&o.ports, "port", nil, "only parse connections to these server ports, TCP and QUIC (repeatable; default: every port)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "test the URLs without recording them")
 	o.reassemblyFlags.AddFlags(fs)
 }
@@ -234,6 +234,11 @@ func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	}
 	if t := s.TLS; s.Records[capture.ProtoTLS] > 0 || t != (capture.TLSStats{}) {
 		fmt.Fprintf(w, "TLS ClientHellos without SNI %d  with ECH %d  unparsable %d  over the size cap %d\n", t.NoSNI, t.ECH, t.Errors, t.TooLarge)
+	}
+	if q := s.QUIC; q != (capture.QUICStats{}) {
+		fmt.Fprintf(w, "QUIC datagrams %d  Initials decrypted %d  failed authentication %d  unknown version %d  malformed %d  connections %d  evicted %d  expired %d\n",
+			q.Datagrams, q.Decrypted, q.AuthFailed, q.UnknownVersion, q.Malformed, q.Conns, q.Evicted, q.Expired)
+		fmt.Fprintf(w, "QUIC ClientHellos %d  without SNI %d  with ECH %d  unparsable %d  not a ClientHello %d\n", q.Hellos, q.NoSNI, q.ECH, q.Errors, q.NotHello)
 	}
 	var other []byte
 	for k, n := range a.NonHTTP {
@@ -328,6 +333,9 @@ func writeJSONSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	b = b[:len(b)-1]              // the closing brace
 	for p, n := range s.Records { // every protocol, selected or not: "records:tls": 3
 		b = fmt.Appendf(b, ",%q:%d", "records:"+capture.Proto(p).String(), n)
+	}
+	for _, q := range s.QUIC.Counters() { // "quic_decrypted": 2
+		b = fmt.Appendf(b, ",%q:%d", "quic_"+q.Name, q.Value)
 	}
 	for k, n := range a.NonHTTP { // flat like the rest: "non_http:tls": 3
 		if n > 0 {

@@ -31,6 +31,14 @@ var captureTable = map[string]struct {
 	// Made by scripts/make-tls-captures.sh: TLS ClientHellos only;
 	// TestTLSCaptureAgainstTshark checks their server names.
 	"pkg/capture/testdata/captures/tls.pcap": {noHTTP: "TLS only"},
+	// Made by pkg/quic's TestQuicGo (QUIC_WRITE_CAPTURES=1): QUIC only;
+	// TestReplayQUICTshark checks their server names.
+	"pkg/quic/testdata/quicgo-retry.pcap":               {noHTTP: "QUIC only"},
+	"pkg/quic/testdata/quicgo-two-connections.pcap":     {noHTTP: "QUIC only"},
+	"pkg/quic/testdata/quicgo-v1-two-initials.pcap":     {noHTTP: "QUIC only"},
+	"pkg/quic/testdata/quicgo-v1.pcap":                  {noHTTP: "QUIC only"},
+	"pkg/quic/testdata/quicgo-v2.pcap":                  {noHTTP: "QUIC only"},
+	"pkg/quic/testdata/quicgo-version-negotiation.pcap": {noHTTP: "QUIC only"},
 }
 
 // Every capture committed to the repository (git ls-files), replayed by

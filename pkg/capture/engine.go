@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+
+	"github.com/urldedupd/urldedupd/pkg/quic"
 )
 
 // Options configure an Engine. A nil *Options means the defaults.
@@ -21,6 +23,9 @@ type Options struct {
 	Defrag DefragOptions
 	// Protos selects what is recorded; zero means AllProtos.
 	Protos Protos
+	// QUIC bounds the QUIC connections followed until their ClientHello
+	// (when Protos has ProtoQUIC).
+	QUIC quic.Options
 }
 
 // Stats count what an Engine has seen.
@@ -39,7 +44,8 @@ type Stats struct {
 	// Records are the records emitted, by protocol (counted by the Engine,
 	// for every protocol, in one place: Engine.record).
 	Records [NumProtos]uint64
-	TLS     TLSStats // ClientHellos over TCP
+	TLS     TLSStats  // ClientHellos over TCP
+	QUIC    QUICStats // ClientHellos in QUIC Initial packets
 	// Reasons count the Other and Undecoded frames by reason.
 	Reasons Reasons
 }
@@ -48,11 +54,13 @@ type Stats struct {
 // to a protocol known to carry none: all but the undecoded and malformed.
 func (s *Stats) Decoded() uint64 { return s.TCP + s.Other + s.Fragments }
 
-// Engine decodes frames, reassembles TCP and reports HTTP requests. It is
+// Engine decodes frames, reassembles TCP, follows QUIC Initials and
+// reports HTTP requests and ClientHellos. It is
 // not safe for concurrent use; run one per source.
 type Engine struct {
 	dec    *decoder
 	asm    *Assembler
+	quic   *quicReader // nil unless Protos has ProtoQUIC
 	ports  *[65536]bool
 	protos Protos
 	emit   func(*Request)
@@ -89,6 +97,10 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 	}
 	e.asm = NewAssembler(&opts.Assembler, e.record)
 	e.asm.protos = e.protos
+	if e.protos.Has(ProtoQUIC) {
+		e.quic = newQUICReader(&opts.QUIC, e.record)
+		e.dec.quic = true
+	}
 	if len(opts.Ports) > 0 {
 		e.ports = new([65536]bool)
 		for _, p := range opts.Ports {
@@ -123,6 +135,11 @@ func (e *Engine) Packet(p *Packet) {
 		e.stats.Other++
 		e.stats.Reasons.add(why, 1)
 		return
+	case decodedQUIC:
+		e.stats.Other++
+		e.stats.Reasons.add(why, 1)
+		e.quicDatagram(p)
+		return
 	case decodedNot:
 		e.stats.Undecoded++
 		e.stats.Reasons.add(why, 1)
@@ -142,10 +159,19 @@ func (e *Engine) Packet(p *Packet) {
 	e.asm.Add(p.Info.Timestamp, &e.seg)
 }
 
+// quicDatagram hands a UDP datagram that looks like QUIC to the QUIC
+// reader, unless Ports leaves out both its ports.
+func (e *Engine) quicDatagram(p *Packet) {
+	if e.ports != nil && !e.ports[e.seg.Dst.Port()] && !e.ports[e.seg.Src.Port()] {
+		return
+	}
+	e.quic.add(p.Info.Timestamp, &e.seg)
+}
+
 // reassembled handles a frame that completed an IP datagram: the frame is
 // counted as a fragment; a TCP segment in the datagram goes to the
-// assembler, a malformed one is counted as an invalid datagram, anything
-// else is not counted further.
+// assembler, a QUIC datagram to the QUIC reader, a malformed one is counted
+// as an invalid datagram, anything else is not counted further.
 func (e *Engine) reassembled(p *Packet, res decodeResult, err error) {
 	e.stats.Fragments++
 	switch res {
@@ -154,6 +180,8 @@ func (e *Engine) reassembled(p *Packet, res decodeResult, err error) {
 			return
 		}
 		e.asm.Add(p.Info.Timestamp, &e.seg)
+	case decodedQUIC:
+		e.quicDatagram(p)
 	case decodedError, decodedFragment:
 		e.dec.frag.stats.Invalid++
 		e.LastError = err
@@ -252,5 +280,8 @@ func (e *Engine) Stats() Stats {
 	s.Defrag = e.dec.frag.stats
 	s.Assembler = e.asm.CurrentStats()
 	s.TLS = e.asm.tls
+	if e.quic != nil {
+		s.QUIC = e.quic.currentStats()
+	}
 	return s
 }

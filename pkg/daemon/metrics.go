@@ -122,6 +122,7 @@ var (
 	descTLSECH      = srcDesc("tls_ech_hellos_total", "TLS ClientHellos with an encrypted_client_hello extension (the name recorded is the public one).")
 	descTLSErrors   = srcDesc("tls_hello_errors_total", "TLS handshakes that started like a ClientHello but could not be parsed.")
 	descTLSTooLarge = srcDesc("tls_hellos_too_large_total", "TLS handshakes longer than the ClientHello cap, not recorded.")
+	descQUIC        = quicDescs()
 	descUndecided   = srcDesc("undecided_total", "Requests the backend could not decide (their URLs are not recorded); capture went on.")
 	descUp          = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
 	descLost        = prometheus.NewDesc("urldedupd_event_log_lost_records_total", "Event records that could not be written (capture went on).", nil, nil)
@@ -132,6 +133,16 @@ var (
 	descDistinct    = prometheus.NewDesc("urldedupd_estimated_distinct_urls", "Distinct URLs recorded, by linear counting.", nil, nil)
 	descBitsSet     = prometheus.NewDesc("urldedupd_bits_set", "Bits set in the bitmap.", nil, nil)
 )
+
+// quicDescs describes capture.QUICStats' counters, in Counters' order:
+// urldedupd_capture_quic_NAME_total{source}.
+func quicDescs() []*prometheus.Desc {
+	var ds []*prometheus.Desc
+	for _, c := range new(capture.QUICStats).Counters() {
+		ds = append(ds, srcDesc("quic_"+c.Name+"_total", "QUIC: "+c.Help+"."))
+	}
+	return ds
+}
 
 func srcDesc(name, help string) *prometheus.Desc {
 	return prometheus.NewDesc("urldedupd_capture_"+name, help, []string{"source"}, nil)
@@ -150,6 +161,9 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPackets, descBytes, descRequests, descNew, descDup, descParseErr,
 		descGaps, descDrops, descPanics, descOverflow, descDenied, descEvicted, descOther, descFragments, descDatagrams, descFragDrop, descMalformed, descUndecoded, descLate, descNonHTTP,
 		descRecords, descTLSNoSNI, descTLSECH, descTLSErrors, descTLSTooLarge, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
+		ch <- d
+	}
+	for _, d := range descQUIC {
 		ch <- d
 	}
 }
@@ -185,6 +199,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descTLSECH, st.TLS.ECH)
 		counter(descTLSErrors, st.TLS.Errors)
 		counter(descTLSTooLarge, st.TLS.TooLarge)
+		for i, q := range st.QUIC.Counters() {
+			counter(descQUIC[i], q.Value)
+		}
 		counter(descOther, st.Other)
 		counter(descMalformed, st.DecodeErrors)
 		counter(descFragments, st.Fragments)

@@ -226,6 +226,7 @@ func addStats(a, b capture.Stats) capture.Stats {
 	a.TLS.ECH += b.TLS.ECH
 	a.TLS.Errors += b.TLS.Errors
 	a.TLS.TooLarge += b.TLS.TooLarge
+	a.QUIC.Add(&b.QUIC)
 	x, y := &a.Assembler, &b.Assembler
 	x.Flows += y.Flows
 	x.Requests += y.Requests
