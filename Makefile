@@ -26,6 +26,7 @@ race:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 	bash scripts/bench-filter.sh
+	bash scripts/bench-tls.sh
 
 # Every fuzz target in the repository (found with grep), one after the
 # other, for FUZZTIME each; fuzz-short runs each for 10 s, for CI.
