@@ -139,7 +139,13 @@ func (tc quicgoCase) run(t testing.TB) []datagram {
 				accepted <- err
 				return
 			}
-			<-c.HandshakeComplete()
+			// The client closes as soon as its side is done: a
+			// server whose handshake cannot complete (the client's
+			// Finished lost on a loaded machine) sees the close.
+			select {
+			case <-c.HandshakeComplete():
+			case <-c.Context().Done():
+			}
 		}
 		accepted <- nil
 	}()
