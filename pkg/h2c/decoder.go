@@ -97,7 +97,6 @@ type Decoder struct {
 
 	hp     *hpack.Decoder
 	fields fields
-	emit   func(*Request) // during Feed
 	req    Request
 	err    error
 }
@@ -120,7 +119,6 @@ func NewDecoder(start Start) *Decoder {
 // ErrHPACK, ErrHeaderBlock or ErrTableSize, wrapped): from then on every
 // call returns that same error and its bytes are ignored.
 func (d *Decoder) Feed(data []byte, emit func(*Request)) error {
-	d.emit = emit
 	for len(data) > 0 && d.err == nil {
 		var k int
 		switch d.state {
@@ -137,7 +135,7 @@ func (d *Decoder) Feed(data []byte, emit func(*Request)) error {
 			k = copy(d.hdr[d.n:], data)
 			if d.n += k; d.n == frameHeaderLen {
 				d.n = 0
-				d.frame()
+				d.frame(emit)
 			}
 		case stSkip:
 			k = min(len(data), d.left)
@@ -148,18 +146,17 @@ func (d *Decoder) Feed(data []byte, emit func(*Request)) error {
 			k = copy(d.pre[d.n:d.want], data)
 			if d.n += k; d.n == d.want {
 				d.n = 0
-				d.prefixDone()
+				d.prefixDone(emit)
 			}
 		case stBlock:
 			k = min(len(data), d.left)
 			d.write(data[:k])
 			if d.left -= k; d.left == 0 && d.err == nil {
-				d.fragmentDone()
+				d.fragmentDone(emit)
 			}
 		}
 		data = data[k:]
 	}
-	d.emit = nil
 	return d.err
 }
 
@@ -169,8 +166,9 @@ func (d *Decoder) fail(err error) {
 	}
 }
 
-// frame starts the frame whose header is in d.hdr.
-func (d *Decoder) frame() {
+// frame starts the frame whose header is in d.hdr. emit is passed down,
+// not kept, so that a caller's closure need not escape.
+func (d *Decoder) frame(emit func(*Request)) {
 	length := int(d.hdr[0])<<16 | int(d.hdr[1])<<8 | int(d.hdr[2])
 	typ, flags := d.hdr[3], d.hdr[4]
 	stream := binary.BigEndian.Uint32(d.hdr[5:]) & 0x7fffffff
@@ -181,7 +179,7 @@ func (d *Decoder) frame() {
 			return
 		}
 		d.flags = flags
-		d.fragment(length, 0)
+		d.fragment(length, 0, emit)
 		return
 	}
 	switch typ {
@@ -204,7 +202,7 @@ func (d *Decoder) frame() {
 			return
 		}
 		if d.want == 0 {
-			d.fragment(length, 0)
+			d.fragment(length, 0, emit)
 			return
 		}
 		d.state, d.n, d.left = stPrefix, 0, length
@@ -224,7 +222,7 @@ func (d *Decoder) skip(n int) {
 
 // prefixDone reads a HEADERS frame's pad length; what is left of the
 // frame (d.left less the prefix) is fragment, then padding.
-func (d *Decoder) prefixDone() {
+func (d *Decoder) prefixDone(emit func(*Request)) {
 	pad := 0
 	if d.flags&flagPadded != 0 {
 		pad = int(d.pre[0])
@@ -234,11 +232,11 @@ func (d *Decoder) prefixDone() {
 		d.fail(fmt.Errorf("%w: padding of %d bytes in %d", ErrFrame, pad, rest))
 		return
 	}
-	d.fragment(rest-pad, pad)
+	d.fragment(rest-pad, pad, emit)
 }
 
 // fragment starts n bytes of header block fragment followed by pad bytes.
-func (d *Decoder) fragment(n, pad int) {
+func (d *Decoder) fragment(n, pad int, emit func(*Request)) {
 	d.blockLen += n
 	if d.blockLen > MaxHeaderBlock {
 		d.fail(fmt.Errorf("%w: stream %d, more than %d bytes", ErrHeaderBlock, d.stream, MaxHeaderBlock))
@@ -246,7 +244,7 @@ func (d *Decoder) fragment(n, pad int) {
 	}
 	d.left, d.pad = n, pad
 	if n == 0 {
-		d.fragmentDone()
+		d.fragmentDone(emit)
 		return
 	}
 	d.state = stBlock
@@ -254,9 +252,9 @@ func (d *Decoder) fragment(n, pad int) {
 
 // fragmentDone ends a frame's fragment: the block ends with the frame's
 // END_HEADERS, and padding is skipped.
-func (d *Decoder) fragmentDone() {
+func (d *Decoder) fragmentDone(emit func(*Request)) {
 	if d.flags&flagEndHeaders != 0 {
-		d.closeBlock()
+		d.closeBlock(emit)
 	}
 	d.skip(d.pad)
 }
@@ -294,7 +292,7 @@ func (d *Decoder) hpackFailed(err error) {
 	d.fail(fmt.Errorf("%w: stream %d: %w", ErrHPACK, d.stream, err))
 }
 
-func (d *Decoder) closeBlock() {
+func (d *Decoder) closeBlock(emit func(*Request)) {
 	d.inBlock = false
 	if err := d.hp.Close(); err != nil {
 		d.hpackFailed(err)
@@ -314,7 +312,7 @@ func (d *Decoder) closeBlock() {
 	if len(d.req.Authority) == 0 {
 		d.req.Authority = f.get(fHost)
 	}
-	d.emit(&d.req)
+	emit(&d.req)
 	d.req = Request{}
 	f.done()
 }
