@@ -94,6 +94,7 @@ type Decoder struct {
 	isRequest bool   // the open header block opens a new stream
 	last      uint32 // the highest client stream opened
 	scan      sizeScan
+	tableMax  uint32 // the dynamic table's maximum size, as last set
 
 	hp     *hpack.Decoder
 	fields fields
@@ -107,6 +108,7 @@ func NewDecoder(start Start) *Decoder {
 	d.hp = hpack.NewDecoder(defaultTableSize, d.fields.add)
 	d.hp.SetAllowedMaxDynamicTableSize(MaxTableSize)
 	d.hp.SetMaxStringLength(MaxHeaderBlock)
+	d.tableMax = defaultTableSize
 	if start == Upgraded {
 		d.last = 1
 	}
@@ -274,7 +276,7 @@ func (d *Decoder) openBlock(stream uint32) {
 
 func (d *Decoder) write(p []byte) {
 	if d.scan.on {
-		if err := d.scan.feed(p); err != nil {
+		if err := d.scan.feed(p, &d.tableMax); err != nil {
 			d.fail(err)
 			return
 		}
@@ -315,4 +317,38 @@ func (d *Decoder) closeBlock(emit func(*Request)) {
 	emit(&d.req)
 	d.req = Request{}
 	f.done()
+}
+
+// DecoderCost is about what a Decoder takes before it holds anything:
+// its own struct and hpack's, counted by Held.
+const DecoderCost = 1 << 10
+
+// Held is about how many bytes the Decoder holds, for a caller that caps
+// memory: DecoderCost, the dynamic table's size as HPACK counts it (RFC
+// 7541 §4.1, at most its current maximum), the open header block's bytes
+// (what hpack may keep of a field split across frames) and the values of
+// the request being decoded. It never exceeds about DecoderCost +
+// MaxTableSize + 6*MaxHeaderBlock.
+func (d *Decoder) Held() int {
+	n := DecoderCost + int(d.tableMax) + cap(d.fields.buf)
+	if d.inBlock {
+		n += d.blockLen
+	}
+	return n
+}
+
+// Lost tells the Decoder that n bytes of the client's stream were lost
+// (a hole in the capture). Inside a frame that is being skipped (DATA
+// above all), up to its end, it goes on; elsewhere the frame
+// boundaries or the HPACK state are lost, and it gives the connection up
+// with ErrLost. n < 0 means an unknown number of bytes.
+func (d *Decoder) Lost(n int) error {
+	if d.err == nil {
+		if n >= 0 && d.state == stSkip && n <= d.left {
+			d.skip(d.left - n)
+		} else {
+			d.fail(fmt.Errorf("%w: %d bytes", ErrLost, n))
+		}
+	}
+	return d.err
 }

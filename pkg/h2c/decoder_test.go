@@ -331,3 +331,66 @@ func TestHostile(t *testing.T) {
 		}
 	})
 }
+
+func TestLost(t *testing.T) {
+	c := newClient()
+	c.request(1, ":method", "POST", ":scheme", "http", ":authority", "l.example", ":path", "/up")
+	c.fr.WriteData(1, false, make([]byte, 1000))
+	c.request(3, get("l.example", "/after")...)
+	data := c.out.Bytes()
+	// Find the DATA frame's payload: after the preface, the first HEADERS.
+	i := bytes.Index(data, []byte{0x00, 0x03, 0xe8, 0x00}) // length 1000, type DATA
+	if i < 0 {
+		t.Fatal("no DATA frame")
+	}
+	payload := i + frameHeaderLen
+	for _, tt := range []struct {
+		name       string
+		from, lost int
+		want       error
+		requests   int
+	}{
+		{"inside DATA", payload + 10, 500, nil, 2},
+		{"to the end of DATA", payload, 1000, nil, 2},
+		{"past the end of DATA", payload + 10, 1000, ErrLost, 1},
+		{"a frame header", i, 5, ErrLost, 1},
+		{"unknown length", payload + 10, -1, ErrLost, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := NewDecoder(PriorKnowledge)
+			n := 0
+			emit := func(*Request) { n++ }
+			err := d.Feed(data[:tt.from], emit)
+			if err == nil {
+				err = d.Lost(tt.lost)
+			}
+			if err == nil {
+				skip := max(tt.lost, 0)
+				err = d.Feed(data[tt.from+skip:], emit)
+			}
+			if !errors.Is(err, tt.want) || n != tt.requests {
+				t.Errorf("%v, %d requests; want %v, %d", err, n, tt.want, tt.requests)
+			}
+		})
+	}
+}
+
+func TestHeld(t *testing.T) {
+	d := NewDecoder(PriorKnowledge)
+	if d.Held() != DecoderCost+defaultTableSize {
+		t.Errorf("a new decoder holds %d", d.Held())
+	}
+	c := newClient()
+	c.enc.SetMaxDynamicTableSizeLimit(MaxTableSize)
+	c.enc.SetMaxDynamicTableSize(MaxTableSize)
+	c.request(1, get("held.example", "/")...)
+	b := c.block(get("held.example", "/big")...)
+	c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 3, BlockFragment: b[:len(b)-1]})
+	if err := d.Feed(c.out.Bytes(), func(*Request) {}); err != nil {
+		t.Fatal(err)
+	}
+	// A table of 64 KiB, and a header block open.
+	if h := d.Held(); h < DecoderCost+MaxTableSize+len(b)-1 || h > DecoderCost+MaxTableSize+6*MaxHeaderBlock {
+		t.Errorf("holds %d", h)
+	}
+}

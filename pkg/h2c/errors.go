@@ -21,4 +21,7 @@ var (
 	// ErrTableSize is returned for a dynamic table size update above
 	// MaxTableSize.
 	ErrTableSize = errors.New("h2c: HPACK dynamic table size over the cap")
+	// ErrLost is returned by Lost for bytes lost where they cannot be
+	// skipped: a frame header or a header block.
+	ErrLost = errors.New("h2c: bytes lost from the stream")
 )

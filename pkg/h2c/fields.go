@@ -73,14 +73,14 @@ func (f *fields) done() {
 
 // sizeScan reads the dynamic table size updates that may open a header
 // block (RFC 7541 §4.2), across fragments, to tell an update over
-// MaxTableSize from other HPACK errors.
+// MaxTableSize from other HPACK errors, and to know the table's size.
 type sizeScan struct {
 	on, inInt bool
 	val       uint64
 	shift     uint
 }
 
-func (s *sizeScan) feed(p []byte) error {
+func (s *sizeScan) feed(p []byte, size *uint32) error {
 	for _, b := range p {
 		if !s.inInt {
 			if b&0xe0 != 0x20 { // not a size update: the scan is over
@@ -88,6 +88,7 @@ func (s *sizeScan) feed(p []byte) error {
 				return nil
 			}
 			if b&0x1f < 0x1f { // a 5-bit value, below any cap
+				*size = uint32(b & 0x1f)
 				continue
 			}
 			s.inInt, s.val, s.shift = true, 0x1f, 0
@@ -99,6 +100,7 @@ func (s *sizeScan) feed(p []byte) error {
 		}
 		if b&0x80 == 0 {
 			s.inInt = false
+			*size = uint32(s.val)
 			continue
 		}
 		if s.shift += 7; s.shift > 56 { // hpack reports the overflow
