@@ -33,6 +33,7 @@ type reassemblyFlags struct {
 	maxBuf  int // MiB
 	flows   int
 	tunnels []string // KIND:PORT, or "none"
+	protos  string   // --proto: what is recorded
 }
 
 func (o *reassemblyFlags) AddFlags(fs *pflag.FlagSet) {
@@ -41,6 +42,8 @@ func (o *reassemblyFlags) AddFlags(fs *pflag.FlagSet) {
 		"reassembly memory cap in MiB: out-of-order segments, partial lines, requests waiting for the end of their headers")
 	fs.IntVar(&o.flows, "max-flows", capture.DefaultAssemblerOptions.MaxFlows,
 		fmt.Sprintf("most connection directions tracked at once (%d bytes each, besides --max-buffer-mb); at the cap, ones that carried no data are evicted", capture.FlowCost))
+	fs.StringVar(&o.protos, "proto", capture.AllProtos.String(),
+		"record these protocols, a comma-separated list of http (HTTP/1.x requests), tls (the server name of TLS ClientHellos), quic (the same in QUIC Initials), h2c (cleartext HTTP/2 requests)")
 	var defaults []string
 	for _, t := range capture.DefaultUDPTunnels {
 		defaults = append(defaults, fmt.Sprintf("%s:%d", t.Kind, t.Port))
@@ -66,6 +69,15 @@ func (o *reassemblyFlags) udpTunnels() ([]capture.UDPTunnel, error) {
 		ts = append(ts, t)
 	}
 	return ts, nil
+}
+
+// protoSet checks --proto.
+func (o *reassemblyFlags) protoSet() (capture.Protos, error) {
+	s, err := capture.ParseProtos(o.protos)
+	if err != nil {
+		return 0, usageError(fmt.Errorf("--proto: %w", err))
+	}
+	return s, nil
 }
 
 // maxReassemblyLine is the largest --max-line for captured requests: a
@@ -117,7 +129,11 @@ func (o *captureOptions) engineOptions() (*capture.Options, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &capture.Options{Assembler: asm, UDPTunnels: tunnels}
+	protos, err := o.protoSet()
+	if err != nil {
+		return nil, err
+	}
+	opts := &capture.Options{Assembler: asm, UDPTunnels: tunnels, Protos: protos}
 	for _, p := range o.ports {
 		if p == 0 || p > 65535 {
 			return nil, usageError(fmt.Errorf("--port %d: not a TCP port", p))
@@ -153,6 +169,16 @@ func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 		fmt.Fprintf(w, "IP datagrams reassembled %d  dropped incomplete after the timeout %d  dropped at the cap %d  dropped invalid %d\n",
 			f.Reassembled, f.Timeouts, f.Evicted, f.Invalid)
 	}
+	if recordsBeyondHTTP(&s) {
+		var line []byte
+		for p, n := range s.Records {
+			line = fmt.Appendf(line, "  %s %d", capture.Proto(p), n)
+		}
+		fmt.Fprintf(w, "records by protocol:%s\n", line)
+	}
+	if t := s.TLS; s.Records[capture.ProtoTLS] > 0 || t != (capture.TLSStats{}) {
+		fmt.Fprintf(w, "TLS ClientHellos without SNI %d  with ECH %d  unparsable %d  over the size cap %d\n", t.NoSNI, t.ECH, t.Errors, t.TooLarge)
+	}
 	var other []byte
 	for k, n := range a.NonHTTP {
 		if n > 0 {
@@ -165,6 +191,17 @@ func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	for _, line := range s.Reasons.Describe() {
 		fmt.Fprintln(w, line)
 	}
+}
+
+// recordsBeyondHTTP reports whether s has records of another protocol
+// than HTTP/1.x: the summary then counts them all by protocol.
+func recordsBeyondHTTP(s *capture.Stats) bool {
+	for p, n := range s.Records {
+		if capture.Proto(p) != capture.ProtoHTTP && n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // jsonSummary is the summary --json writes to stderr, as one line.
@@ -192,6 +229,10 @@ type jsonSummary struct {
 	LateSegments   uint64 `json:"late_segments"`
 	Other          uint64 `json:"other_frames"`
 	Undecoded      uint64 `json:"undecoded_frames"`
+	TLSNoSNI       uint64 `json:"tls_hellos_without_sni"`
+	TLSECH         uint64 `json:"tls_ech_hellos"`
+	TLSErrors      uint64 `json:"tls_hello_errors"`
+	TLSTooLarge    uint64 `json:"tls_hellos_too_large"`
 }
 
 // appendReasons adds the frames without TCP by reason to the summary
@@ -225,9 +266,13 @@ func writeJSONSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 		New: c.New, Dup: c.Dup, ParseErrors: a.ParseErrors, Gaps: a.Gaps, KernelDrops: s.KernelDrops,
 		DecodeErrors: s.DecodeErrors, Fragments: s.Fragments,
 		Reassembled: s.Defrag.Reassembled, FragTimeouts: s.Defrag.Timeouts, FragEvicted: s.Defrag.Evicted, FragInvalid: s.Defrag.Invalid, Overflows: a.Overflows, SegmentsDenied: a.SegmentsDenied,
-		Evicted: a.Evicted, Invalid: c.Invalid, Panics: s.Panics, LateSegments: a.LateSegments, Other: s.Other, Undecoded: s.Undecoded})
+		Evicted: a.Evicted, Invalid: c.Invalid, Panics: s.Panics, LateSegments: a.LateSegments, Other: s.Other, Undecoded: s.Undecoded,
+		TLSNoSNI: s.TLS.NoSNI, TLSECH: s.TLS.ECH, TLSErrors: s.TLS.Errors, TLSTooLarge: s.TLS.TooLarge})
 	b = appendReasons(b, &s.Reasons)
 	b = b[:len(b)-1]              // the closing brace
+	for p, n := range s.Records { // every protocol, selected or not: "records:tls": 3
+		b = fmt.Appendf(b, ",%q:%d", "records:"+capture.Proto(p).String(), n)
+	}
 	for k, n := range a.NonHTTP { // flat like the rest: "non_http:tls": 3
 		if n > 0 {
 			b = fmt.Appendf(b, ",%q:%d", "non_http:"+capture.StreamKind(k).String(), n)

@@ -100,6 +100,7 @@ URLDEDUPD_TOKEN, URLDEDUPD_DIR); a config file (--config) of
     iface = eth1
     iface = eth2
     bpf = tcp port 80 or tcp port 8080
+    proto = http,tls,quic,h2c
     events = /var/log/urldedupd/events.jsonl
 
 The API binds to the Unix socket and loopback only; a non-loopback --listen
@@ -136,8 +137,12 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	if err != nil {
 		return err
 	}
+	protos, err := o.reassemblyFlags.protoSet()
+	if err != nil {
+		return err
+	}
 	cfg := daemon.Config{
-		Capture: capture.Options{Assembler: asm, UDPTunnels: tunnels},
+		Capture: capture.Options{Assembler: asm, UDPTunnels: tunnels, Protos: protos},
 		Socket:  o.socket, SocketMode: os.FileMode(o.socketMode),
 		Listen: o.listen, AllowRemote: o.allowRemote, Token: o.token,
 		API:           api.Options{MaxBatch: o.maxBatch, MaxInflightBytes: o.maxInflight, BodyTimeout: o.bodyTimeout},

@@ -16,6 +16,7 @@ import (
 	"github.com/urldedupd/urldedupd/pkg/capture"
 	"github.com/urldedupd/urldedupd/pkg/inflight"
 	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/tlshello"
 )
 
 // Format selects what a Log writes.
@@ -29,7 +30,10 @@ const (
 	All
 	// JSON writes every request as one JSON object per line, with the
 	// fields ts, src, dst, method, url and new, and "tunnel":true for a
-	// CONNECT (its url is the authority it opens, host:port).
+	// CONNECT (its url is the authority it opens, host:port). A record of
+	// another protocol than HTTP/1.x has "proto" ("tls", "quic", "h2c");
+	// one from a ClientHello has no method, and "sni", "alpn" (a list),
+	// "versions" (a list, GREASE dropped) and "ech":true as they apply.
 	JSON
 	// NewJSON writes the requests whose URL is new, as JSON: the event log
 	// of `urldedupd serve`.
@@ -92,11 +96,15 @@ type batch struct {
 }
 
 type record struct {
-	time       time.Time
-	src, dst   netip.AddrPort
-	method, to int // method is data[off:method], URL data[method:to]
-	tunnel     bool
-	encap      capture.Encap
+	time     time.Time
+	src, dst netip.AddrPort
+	// Ends in data, back to back from the previous record's end:
+	// method, URL, the Hello's ServerName, ALPN and Versions.
+	method, to, sni, alpn, versions int
+	proto                           capture.Proto
+	ech                             bool
+	tunnel                          bool
+	encap                           capture.Encap
 }
 
 // New returns a Log deciding against d and writing to w. With dryRun it
@@ -175,9 +183,18 @@ func (l *Log) queue(r *capture.Request, sig signature.Signature) {
 		b.started = time.Now()
 		l.cur = b
 	}
-	off := len(b.data)
-	b.data = append(append(b.data, r.Method...), r.URL...)
-	b.reqs = append(b.reqs, record{time: r.Time, src: r.Src, dst: r.Dst, method: off + len(r.Method), to: len(b.data), tunnel: r.Tunnel, encap: r.Encap})
+	rec := record{time: r.Time, src: r.Src, dst: r.Dst, proto: r.Proto, ech: r.Hello.ECH, tunnel: r.Tunnel, encap: r.Encap}
+	b.data = append(b.data, r.Method...)
+	rec.method = len(b.data)
+	b.data = append(b.data, r.URL...)
+	rec.to = len(b.data)
+	b.data = append(b.data, r.Hello.ServerName...)
+	rec.sni = len(b.data)
+	b.data = append(b.data, r.Hello.ALPN...)
+	rec.alpn = len(b.data)
+	b.data = append(b.data, r.Hello.Versions...)
+	rec.versions = len(b.data)
+	b.reqs = append(b.reqs, rec)
 	b.sigs = append(b.sigs, sig)
 	if len(b.sigs) == cap(b.sigs) || time.Since(b.started) >= l.maxDelay {
 		l.send()
@@ -220,10 +237,12 @@ func (l *Log) recv() {
 	for i, rec := range b.reqs {
 		off := 0
 		if i > 0 {
-			off = b.reqs[i-1].to
+			off = b.reqs[i-1].versions
 		}
-		r.Time, r.Src, r.Dst, r.Tunnel, r.Encap = rec.time, rec.src, rec.dst, rec.tunnel, rec.encap
+		r.Time, r.Src, r.Dst, r.Proto, r.Tunnel, r.Encap = rec.time, rec.src, rec.dst, rec.proto, rec.tunnel, rec.encap
 		r.Method, r.URL = b.data[off:rec.method], b.data[rec.method:rec.to]
+		r.Hello = tlshello.Hello{ServerName: b.data[rec.to:rec.sni], ALPN: b.data[rec.sni:rec.alpn],
+			Versions: b.data[rec.alpn:rec.versions], ECH: rec.ech}
 		l.write(&r, b.seen[i])
 	}
 }
@@ -296,10 +315,19 @@ func appendJSON(b []byte, r *capture.Request, isNew bool) []byte {
 	b = r.Src.AppendTo(b)
 	b = append(b, `","dst":"`...)
 	b = r.Dst.AppendTo(b)
-	b = append(b, `","method":`...)
-	b = appendJSONString(b, r.Method)
+	b = append(b, '"')
+	if r.Proto != capture.ProtoHTTP { // names from a fixed table: nothing to escape
+		b = append(b, `,"proto":"`...)
+		b = append(b, r.Proto.String()...)
+		b = append(b, '"')
+	}
+	if len(r.Method) > 0 {
+		b = append(b, `,"method":`...)
+		b = appendJSONString(b, r.Method)
+	}
 	b = append(b, `,"url":`...)
 	b = appendJSONString(b, r.URL)
+	b = appendHello(b, &r.Hello)
 	if !r.Encap.Plain() { // names from a fixed table: nothing to escape
 		b = append(b, `,"encap":"`...)
 		b = r.Encap.AppendTo(b)
@@ -311,6 +339,57 @@ func appendJSON(b []byte, r *capture.Request, isNew bool) []byte {
 	b = append(b, `,"new":`...)
 	b = strconv.AppendBool(b, isNew)
 	return append(b, "}\n"...)
+}
+
+// appendHello appends the fields of a ClientHello that it has: "sni",
+// "alpn" (the protocol names), "versions" (their names, GREASE dropped)
+// and "ech":true.
+func appendHello(b []byte, h *tlshello.Hello) []byte {
+	if len(h.ServerName) > 0 {
+		b = append(b, `,"sni":`...)
+		b = appendJSONString(b, h.ServerName)
+	}
+	if len(h.ALPN) > 0 {
+		b = append(b, `,"alpn":[`...)
+		for l, first := h.ALPN, true; ; first = false {
+			name, rest, ok := tlshello.NextProtocol(l)
+			if !ok {
+				break
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, name)
+			l = rest
+		}
+		b = append(b, ']')
+	}
+	if len(h.Versions) > 0 {
+		b = append(b, `,"versions":[`...)
+		first := true
+		for l := h.Versions; ; {
+			v, rest, ok := tlshello.NextVersion(l)
+			if !ok {
+				break
+			}
+			l = rest
+			if tlshello.IsGREASE(v) {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = append(b, '"')
+			b = tlshello.AppendVersion(b, v)
+			b = append(b, '"')
+		}
+		b = append(b, ']')
+	}
+	if h.ECH {
+		b = append(b, `,"ech":true`...)
+	}
+	return b
 }
 
 // appendJSONString appends s as a JSON string; bytes that are not UTF-8

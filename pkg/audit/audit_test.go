@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/urldedupd/urldedupd/pkg/capture"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/tlshello"
 )
 
 func newSet(t *testing.T) *bitcheck.Set {
@@ -152,6 +154,72 @@ func (r *remote) Decide(ctx context.Context, sigs []signature.Signature, seen []
 	return r.set.Decide(ctx, sigs, seen, dryRun)
 }
 
+// hellos are ClientHellos real clients sent (pkg/tlshello's test data).
+var hellos = func() []tlshello.Hello {
+	var hs []tlshello.Hello
+	for _, name := range []string{"go-default", "go-ech", "openssl-nosni", "openssl-tls12-alpn"} {
+		msg, err := os.ReadFile(filepath.Join("..", "tlshello", "testdata", name+".hello"))
+		if err != nil {
+			panic(err)
+		}
+		var h tlshello.Hello
+		if err := tlshello.Parse(msg, &h); err != nil {
+			panic(err)
+		}
+		hs = append(hs, h)
+	}
+	return hs
+}()
+
+// A record of a ClientHello: "proto", no method, the hello's fields; an
+// HTTP record keeps its fields and has none of these.
+func TestHelloJSON(t *testing.T) {
+	var out bytes.Buffer
+	l := audit.New(newSet(t), signature.NewSigner(signature.IEEE, signature.Safe), &out, audit.JSON, false, nil)
+	base := requests()[0]
+	tls := *base
+	tls.Proto, tls.Method, tls.URL = capture.ProtoTLS, nil, []byte("https://public.example/")
+	tls.Hello = hellos[1] // go-ech
+	grease := tls
+	grease.Proto, grease.URL = capture.ProtoQUIC, []byte("https://[2001:db8::1]:8443/")
+	grease.Hello = tlshello.Hello{ALPN: []byte("\x02h3"), Versions: []byte{0x0a, 0x0a, 0x03, 0x04, 0x7f, 0x1c}}
+	for _, r := range []*capture.Request{base, &tls, &grease} {
+		l.Request(r)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines: %q", len(lines), out.String())
+	}
+	var recs []map[string]any
+	for _, line := range lines {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		recs = append(recs, r)
+	}
+	for _, k := range []string{"proto", "sni", "alpn", "versions", "ech"} {
+		if _, ok := recs[0][k]; ok {
+			t.Errorf("HTTP record has %q: %s", k, lines[0])
+		}
+	}
+	if recs[0]["method"] != "GET" {
+		t.Errorf("HTTP record: %s", lines[0])
+	}
+	want := []string{
+		`"dst":"[2001:db8::1]:80","proto":"tls","url":"https://public.example/","sni":"public.example","alpn":["http/1.1"],"versions":["TLS 1.3"],"ech":true,"new":true}`,
+		`"proto":"quic","url":"https://[2001:db8::1]:8443/","alpn":["h3"],"versions":["TLS 1.3","0x7f1c"],"new":true}`,
+	}
+	for i, w := range want {
+		if !strings.HasSuffix(lines[i+1], w) {
+			t.Errorf("record %s\nwant it to end %s", lines[i+1], w)
+		}
+		if _, ok := recs[i+1]["method"]; ok {
+			t.Errorf("a ClientHello record has a method: %s", lines[i+1])
+		}
+	}
+}
+
 func manyRequests(n int) []*capture.Request {
 	var rs []*capture.Request
 	base := requests()[0]
@@ -164,6 +232,10 @@ func manyRequests(n int) []*capture.Request {
 		}
 		if i%3 == 0 {
 			r.Encap = capture.NewEncap(capture.EncapMPLS, capture.EncapEthernet)
+		}
+		if i%10 == 5 { // a ClientHello: its fields go through the batches too
+			r.Proto, r.Method, r.URL = capture.ProtoTLS+capture.Proto(i%20/10)%2, nil, fmt.Appendf(nil, "https://h%d.example/", i%13)
+			r.Hello = hellos[i%len(hellos)]
 		}
 		rs = append(rs, &r)
 	}

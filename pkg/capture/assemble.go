@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"time"
 	"unsafe"
+
+	"github.com/urldedupd/urldedupd/pkg/tlshello"
 )
 
 // AssemblerOptions bound the memory and the waiting of TCP reassembly.
@@ -88,17 +90,24 @@ func (o *AssemblerOptions) fill() {
 	}
 }
 
-// Request is one HTTP request found on the wire. Its slices alias the
-// assembler's buffers: they are valid only during the callback.
+// Request is one record found on the wire: an HTTP request, or a TLS or
+// QUIC ClientHello, or an HTTP/2 request (Proto says which). Its slices
+// alias the assembler's buffers: they are valid only during the callback.
 type Request struct {
-	Time     time.Time      // of the packet that completed the request's headers
+	Time     time.Time      // of the packet that completed the request's headers (or the ClientHello)
 	Src, Dst netip.AddrPort // client and server
-	Method   []byte
-	URL      []byte // absolute: http://host[:port]/target; for a tunnel, host:port
-	Encap    Encap  // what the packet that completed it came through (set by Engine)
+	Proto    Proto
+	Method   []byte // empty for TLS and QUIC
+	// URL is absolute: http://host[:port]/target; for a tunnel, host:port;
+	// for TLS and QUIC https://SNI[:port]/ (the port unless 443; the
+	// server's address when there is no SNI).
+	URL   []byte
+	Encap Encap // what the packet that completed it came through (set by Engine)
 	// Tunnel marks a CONNECT: URL is the authority it opens, not a
 	// resource, and the bytes after it are not parsed as HTTP.
 	Tunnel bool
+	// Hello is what the ClientHello offered, for ProtoTLS and ProtoQUIC.
+	Hello tlshello.Hello
 }
 
 // Segment is the part of a TCP segment the assembler needs.

@@ -26,6 +26,8 @@ type Assembler struct {
 	peakFlows int   // most entries a.flows has had since it was made
 	req       Request
 	url       []byte
+	protos    Protos   // what is recorded: a stream of another protocol is not parsed
+	tls       TLSStats // read by Engine.Stats
 
 	Stats AssemblerStats
 }
@@ -33,7 +35,7 @@ type Assembler struct {
 // NewAssembler returns an Assembler that calls emit for every request.
 // opts may be nil.
 func NewAssembler(opts *AssemblerOptions, emit func(*Request)) *Assembler {
-	a := &Assembler{emit: emit, flows: make(map[flowKey]*half)}
+	a := &Assembler{emit: emit, flows: make(map[flowKey]*half), protos: AllProtos}
 	if opts != nil {
 		a.opts = *opts
 	}

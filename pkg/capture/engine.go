@@ -19,6 +19,8 @@ type Options struct {
 	UDPTunnels []UDPTunnel
 	// Defrag bounds IP fragment reassembly.
 	Defrag DefragOptions
+	// Protos selects what is recorded; zero means AllProtos.
+	Protos Protos
 }
 
 // Stats count what an Engine has seen.
@@ -34,6 +36,10 @@ type Stats struct {
 	KernelDrops  uint64 // frames the kernel dropped (live sources)
 	Panics       uint64 // panics recovered from: the packet skipped, its connection dropped
 	Assembler    AssemblerStats
+	// Records are the records emitted, by protocol (counted by the Engine,
+	// for every protocol, in one place: Engine.record).
+	Records [NumProtos]uint64
+	TLS     TLSStats // ClientHellos over TCP
 	// Reasons count the Other and Undecoded frames by reason.
 	Reasons Reasons
 }
@@ -45,12 +51,14 @@ func (s *Stats) Decoded() uint64 { return s.TCP + s.Other + s.Fragments }
 // Engine decodes frames, reassembles TCP and reports HTTP requests. It is
 // not safe for concurrent use; run one per source.
 type Engine struct {
-	dec   *decoder
-	asm   *Assembler
-	ports *[65536]bool
-	seg   Segment
-	pkt   Packet
-	stats Stats
+	dec    *decoder
+	asm    *Assembler
+	ports  *[65536]bool
+	protos Protos
+	emit   func(*Request)
+	seg    Segment
+	pkt    Packet
+	stats  Stats
 
 	panicked bool   // a panic was recovered from
 	panicAt  uint64 // stats.Packets at the last one
@@ -75,11 +83,12 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 	if opts == nil {
 		opts = &Options{}
 	}
-	e := &Engine{dec: newDecoder(opts.UDPTunnels, opts.Defrag)}
-	e.asm = NewAssembler(&opts.Assembler, func(r *Request) {
-		r.Encap = e.dec.encap
-		emit(r)
-	})
+	e := &Engine{dec: newDecoder(opts.UDPTunnels, opts.Defrag), protos: opts.Protos, emit: emit}
+	if e.protos == 0 {
+		e.protos = AllProtos
+	}
+	e.asm = NewAssembler(&opts.Assembler, e.record)
+	e.asm.protos = e.protos
 	if len(opts.Ports) > 0 {
 		e.ports = new([65536]bool)
 		for _, p := range opts.Ports {
@@ -87,6 +96,17 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 		}
 	}
 	return e
+}
+
+// record reports r, when its protocol is selected: every record of every
+// protocol goes through here, where it is counted.
+func (e *Engine) record(r *Request) {
+	if !e.protos.Has(r.Proto) {
+		return
+	}
+	r.Encap = e.dec.encap
+	e.stats.Records[r.Proto]++
+	e.emit(r)
 }
 
 // Packet takes one frame.
@@ -232,5 +252,6 @@ func (e *Engine) Stats() Stats {
 	s := e.stats
 	s.Defrag = e.dec.frag.stats
 	s.Assembler = e.asm.CurrentStats()
+	s.TLS = e.asm.tls
 	return s
 }

@@ -28,5 +28,9 @@ var (
 	// within its poll timeout; it is not an error to stop on.
 	ErrNoPacket = errors.New("no packet yet")
 
+	// ErrProtos is returned by ParseProtos for a name that is not a
+	// protocol: http, tls, quic or h2c.
+	ErrProtos = errors.New("unknown protocol")
+
 	errEmpty = errors.New("empty frame")
 )

@@ -115,15 +115,22 @@ var (
 	descNonHTTP = prometheus.NewDesc("urldedupd_capture_non_http_streams_total",
 		"Client streams recognised as another protocol (tls, ssh, smtp, imap, pop3, ftp, ftp/pop3, tunnel, http2) and skipped.",
 		[]string{"source", "kind"}, nil)
-	descUndecided = srcDesc("undecided_total", "Requests the backend could not decide (their URLs are not recorded); capture went on.")
-	descUp        = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
-	descLost      = prometheus.NewDesc("urldedupd_event_log_lost_records_total", "Event records that could not be written (capture went on).", nil, nil)
-	descWriteErr  = prometheus.NewDesc("urldedupd_event_log_write_errors_total", "Failed writes to the event log.", nil, nil)
-	descReopen    = prometheus.NewDesc("urldedupd_event_log_reopen_failures_total", "SIGHUPs whose reopen of the event log failed.", nil, nil)
-	descStale     = prometheus.NewDesc("urldedupd_event_log_stale", "1 while the last reopen failed: events go to the file the path had before.", nil, nil)
-	descFill      = prometheus.NewDesc("urldedupd_fill_ratio", "Fraction of the 2^32 bits set: the chance a new URL is reported as a duplicate.", nil, nil)
-	descDistinct  = prometheus.NewDesc("urldedupd_estimated_distinct_urls", "Distinct URLs recorded, by linear counting.", nil, nil)
-	descBitsSet   = prometheus.NewDesc("urldedupd_bits_set", "Bits set in the bitmap.", nil, nil)
+	descRecords = prometheus.NewDesc("urldedupd_capture_records_total",
+		"Records found, by protocol: http (HTTP/1.x requests), tls (ClientHellos over TCP), quic (ClientHellos in QUIC Initials), h2c (cleartext HTTP/2 requests); only those --proto selects.",
+		[]string{"source", "proto"}, nil)
+	descTLSNoSNI    = srcDesc("tls_hellos_without_sni_total", "TLS ClientHellos without a server name (recorded under the server's address).")
+	descTLSECH      = srcDesc("tls_ech_hellos_total", "TLS ClientHellos with an encrypted_client_hello extension (the name recorded is the public one).")
+	descTLSErrors   = srcDesc("tls_hello_errors_total", "TLS handshakes that started like a ClientHello but could not be parsed.")
+	descTLSTooLarge = srcDesc("tls_hellos_too_large_total", "TLS handshakes longer than the ClientHello cap, not recorded.")
+	descUndecided   = srcDesc("undecided_total", "Requests the backend could not decide (their URLs are not recorded); capture went on.")
+	descUp          = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
+	descLost        = prometheus.NewDesc("urldedupd_event_log_lost_records_total", "Event records that could not be written (capture went on).", nil, nil)
+	descWriteErr    = prometheus.NewDesc("urldedupd_event_log_write_errors_total", "Failed writes to the event log.", nil, nil)
+	descReopen      = prometheus.NewDesc("urldedupd_event_log_reopen_failures_total", "SIGHUPs whose reopen of the event log failed.", nil, nil)
+	descStale       = prometheus.NewDesc("urldedupd_event_log_stale", "1 while the last reopen failed: events go to the file the path had before.", nil, nil)
+	descFill        = prometheus.NewDesc("urldedupd_fill_ratio", "Fraction of the 2^32 bits set: the chance a new URL is reported as a duplicate.", nil, nil)
+	descDistinct    = prometheus.NewDesc("urldedupd_estimated_distinct_urls", "Distinct URLs recorded, by linear counting.", nil, nil)
+	descBitsSet     = prometheus.NewDesc("urldedupd_bits_set", "Bits set in the bitmap.", nil, nil)
 )
 
 func srcDesc(name, help string) *prometheus.Desc {
@@ -141,7 +148,8 @@ type collector struct {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPackets, descBytes, descRequests, descNew, descDup, descParseErr,
-		descGaps, descDrops, descPanics, descOverflow, descDenied, descEvicted, descOther, descFragments, descDatagrams, descFragDrop, descMalformed, descUndecoded, descLate, descNonHTTP, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
+		descGaps, descDrops, descPanics, descOverflow, descDenied, descEvicted, descOther, descFragments, descDatagrams, descFragDrop, descMalformed, descUndecoded, descLate, descNonHTTP,
+		descRecords, descTLSNoSNI, descTLSECH, descTLSErrors, descTLSTooLarge, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
 		ch <- d
 	}
 }
@@ -170,6 +178,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for k, n := range st.Assembler.NonHTTP {
 			ch <- prometheus.MustNewConstMetric(descNonHTTP, prometheus.CounterValue, float64(n), name, capture.StreamKind(k).String())
 		}
+		for p, n := range st.Records {
+			ch <- prometheus.MustNewConstMetric(descRecords, prometheus.CounterValue, float64(n), name, capture.Proto(p).String())
+		}
+		counter(descTLSNoSNI, st.TLS.NoSNI)
+		counter(descTLSECH, st.TLS.ECH)
+		counter(descTLSErrors, st.TLS.Errors)
+		counter(descTLSTooLarge, st.TLS.TooLarge)
 		counter(descOther, st.Other)
 		counter(descMalformed, st.DecodeErrors)
 		counter(descFragments, st.Fragments)

@@ -219,6 +219,13 @@ func addStats(a, b capture.Stats) capture.Stats {
 	a.DecodeErrors += b.DecodeErrors
 	a.KernelDrops = max(a.KernelDrops, b.KernelDrops)
 	a.Panics += b.Panics
+	for p := range a.Records {
+		a.Records[p] += b.Records[p]
+	}
+	a.TLS.NoSNI += b.TLS.NoSNI
+	a.TLS.ECH += b.TLS.ECH
+	a.TLS.Errors += b.TLS.Errors
+	a.TLS.TooLarge += b.TLS.TooLarge
 	x, y := &a.Assembler, &b.Assembler
 	x.Flows += y.Flows
 	x.Requests += y.Requests

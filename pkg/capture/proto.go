@@ -1,0 +1,75 @@
+package capture
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Proto is what a record came from.
+type Proto uint8
+
+const (
+	ProtoHTTP Proto = iota // HTTP/1.x request
+	ProtoTLS               // a TLS ClientHello over TCP
+	ProtoQUIC              // a ClientHello in QUIC Initial packets
+	ProtoH2C               // an HTTP/2 request in cleartext
+	NumProtos
+)
+
+var protoNames = [NumProtos]string{"http", "tls", "quic", "h2c"}
+
+// String returns the protocol's name as --proto and the records spell it:
+// "http", "tls", "quic", "h2c".
+func (p Proto) String() string {
+	if p < NumProtos {
+		return protoNames[p]
+	}
+	return fmt.Sprintf("proto%d", uint8(p))
+}
+
+// Protos is a set of Proto, bit 1<<p for each.
+type Protos uint8
+
+// AllProtos is every protocol: what a zero Options.Protos means.
+const AllProtos Protos = 1<<NumProtos - 1
+
+// Has reports whether p is in s.
+func (s Protos) Has(p Proto) bool { return p < NumProtos && s&(1<<p) != 0 }
+
+// String lists the set as ParseProtos reads it: "http,tls".
+func (s Protos) String() string {
+	var names []string
+	for p := range NumProtos {
+		if s.Has(p) {
+			names = append(names, p.String())
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// ParseProtos reads a comma-separated list of protocol names ("http,tls,
+// quic,h2c"; spaces around names are allowed). An unknown or empty name,
+// or an empty list, is ErrProtos.
+func ParseProtos(list string) (Protos, error) {
+	var s Protos
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		p := Proto(0)
+		for p < NumProtos && protoNames[p] != name {
+			p++
+		}
+		if p == NumProtos {
+			return 0, fmt.Errorf("%w %q (known: %s)", ErrProtos, name, AllProtos)
+		}
+		s |= 1 << p
+	}
+	return s, nil
+}
+
+// TLSStats count the ClientHellos read from TCP streams.
+type TLSStats struct {
+	NoSNI    uint64 // hellos without a server name: recorded under the server's address
+	ECH      uint64 // hellos with an encrypted_client_hello extension: the name recorded is the public one
+	Errors   uint64 // handshakes that started like a ClientHello but could not be parsed
+	TooLarge uint64 // handshakes longer than MaxHello: not recorded
+}
