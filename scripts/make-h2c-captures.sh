@@ -9,8 +9,9 @@
 #
 # Usage: scripts/make-h2c-captures.sh CAPDIR STREAMDIR
 # Writes CAPDIR/h2c-prior.pcap and CAPDIR/h2c-upgrade.pcap with
-# CAPDIR/h2c-prior.urls and CAPDIR/h2c-upgrade.urls (the requests each must
-# yield, "METHOD URL"), and, for pkg/h2c, each connection's client bytes
+# CAPDIR/h2c-prior.urls and CAPDIR/h2c-upgrade.urls (the records each must
+# yield, "PROTO METHOD URL": after an Upgrade the first request is HTTP/1.1),
+# and, for pkg/h2c, each connection's client bytes
 # as STREAMDIR/NAME.client with the requests it carries in
 # STREAMDIR/NAME.want ("STREAM METHOD SCHEME AUTHORITY PATH").
 set -euo pipefail
@@ -69,25 +70,25 @@ kill -INT "${pids[3]}" "${pids[4]}"
 wait "${pids[3]}" "${pids[4]}" 2>/dev/null || true
 
 {
-  echo "GET $s/index.html"
-  echo "GET $s/a/page.html?x=1&y=2"
-  echo "GET $s/b/other.html"
-  echo "GET $s6/v6/page?lang=en"
-  echo "POST $s/api/submit"
-  echo "GET $s/continued"
-  echo "GET $s/index.html"
-  echo "GET $g/padded/one"
-  echo "GET $g/padded/two"
-  echo "GET $g/index.html"
-  echo "GET http://virtual.example/vhost"
-  echo "GET $s/curl-continued"
+  echo "h2c GET $s/index.html"
+  echo "h2c GET $s/a/page.html?x=1&y=2"
+  echo "h2c GET $s/b/other.html"
+  echo "h2c GET $s6/v6/page?lang=en"
+  echo "h2c POST $s/api/submit"
+  echo "h2c GET $s/continued"
+  echo "h2c GET $s/index.html"
+  echo "h2c GET $g/padded/one"
+  echo "h2c GET $g/padded/two"
+  echo "h2c GET $g/index.html"
+  echo "h2c GET http://virtual.example/vhost"
+  echo "h2c GET $s/curl-continued"
 } > "$caps/h2c-prior.urls"
 {
-  echo "GET $u/up/one"
-  echo "GET $u/up/two"
-  echo "GET $u/up/three"
-  echo "GET http://upgraded.example/up/vhost"
-  echo "GET http://upgraded.example/up/vhost2"
+  echo "http GET $u/up/one"
+  echo "h2c GET $u/up/two"
+  echo "h2c GET $u/up/three"
+  echo "http GET http://upgraded.example/up/vhost"
+  echo "h2c GET http://upgraded.example/up/vhost2"
 } > "$caps/h2c-upgrade.urls"
 
 # Each connection's client bytes, from tshark's TCP follow.

@@ -2,6 +2,8 @@ package capture
 
 import (
 	"time"
+
+	"github.com/urldedupd/urldedupd/pkg/h2c"
 )
 
 // Assembler reassembles the client-to-server direction of TCP connections
@@ -28,6 +30,7 @@ type Assembler struct {
 	url       []byte
 	protos    Protos   // what is recorded: a stream of another protocol is not parsed
 	tls       TLSStats // read by Engine.Stats
+	h2c       H2CStats // read by Engine.Stats, after CurrentStats
 
 	Stats AssemblerStats
 }
@@ -286,6 +289,7 @@ func (a *Assembler) deliver(h *half, b []byte) {
 func (a *Assembler) parserOf(h *half) *reqParser {
 	if h.parser == nil {
 		h.parser = newReqParser(a.opts.MaxLine)
+		h.parser.h2On = a.protos.Has(ProtoH2C)
 	}
 	return h.parser
 }
@@ -299,11 +303,14 @@ func (a *Assembler) account(h *half) {
 	p := h.parser
 	a.Stats.Overflows += p.overflows
 	p.overflows = 0
-	n := cap(p.line) + cap(p.req)
+	n := cap(p.line) + cap(p.req) + p.h2Held()
 	a.buffered += n - h.lineCap
 	h.lineCap = n
 	if n > 0 && (h.oooBytes+n > a.opts.MaxFlowBuffer || a.buffered > a.opts.MaxBuffer) {
-		if p.holding() {
+		if p.h2 != nil { // the decoder's table cannot be dropped and kept in step
+			a.Stats.Overflows++
+			p.stopH2C(h2c.ErrLost)
+		} else if p.holding() {
 			a.Stats.Overflows++
 			p.gap(-1)
 		}
@@ -315,11 +322,17 @@ func (a *Assembler) account(h *half) {
 
 func (a *Assembler) onRequest(r *request) {
 	h := a.cur
-	a.url = appendURL(a.url[:0], r, h.key.dst)
+	proto, method, tunnel := ProtoHTTP, r.method, r.tunnel
+	if r.h2 != nil {
+		proto, method = ProtoH2C, r.h2.Method
+		a.url, tunnel = appendH2URL(a.url[:0], r.h2, r.dest, h.key.dst)
+	} else {
+		a.url = appendURL(a.url[:0], r, h.key.dst)
+	}
 	if testHooks {
 		testPanic(a.url)
 	}
-	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Method: r.method, URL: a.url, Tunnel: r.tunnel}
+	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Proto: proto, Method: method, URL: a.url, Tunnel: tunnel}
 	a.Stats.Requests++
 	a.emit(&a.req)
 }
@@ -437,6 +450,7 @@ func (a *Assembler) closeParser(h *half) {
 		a.cur = h
 		p.close(a.onRequest)
 		p.collect(&a.Stats)
+		p.collectH2C(&a.h2c)
 		p.line, p.req = nil, nil
 		a.buffered -= h.lineCap
 		h.lineCap = 0
@@ -590,6 +604,7 @@ func (a *Assembler) collectErrors() {
 	for _, h := range a.flows {
 		if h.parser != nil {
 			h.parser.collect(&a.Stats)
+			h.parser.collectH2C(&a.h2c)
 		}
 	}
 }

@@ -40,6 +40,7 @@ type Stats struct {
 	// for every protocol, in one place: Engine.record).
 	Records [NumProtos]uint64
 	TLS     TLSStats // ClientHellos over TCP
+	H2C     H2CStats // cleartext HTTP/2 connections
 	// Reasons count the Other and Undecoded frames by reason.
 	Reasons Reasons
 }
@@ -253,5 +254,6 @@ func (e *Engine) Stats() Stats {
 	s.Defrag = e.dec.frag.stats
 	s.Assembler = e.asm.CurrentStats()
 	s.TLS = e.asm.tls
+	s.H2C = e.asm.h2c
 	return s
 }
