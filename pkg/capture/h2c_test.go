@@ -17,7 +17,7 @@ import (
 // records each must yield, "PROTO METHOD URL".
 var h2cCaptures = []struct {
 	path, urls string
-	conns, ups uint64 // HTTP/2 connections, of them upgraded
+	conns, ups uint64   // HTTP/2 connections, of them upgraded
 	decodeAs   []string // for tshark: prior knowledge is HTTP/2 from the start; HTTP/1.1 it follows into an Upgrade
 }{
 	{"testdata/captures/h2c-prior.pcap", "testdata/captures/h2c-prior.urls", 7, 0, []string{"tcp.port==8080,http2", "tcp.port==8081,http2"}},
