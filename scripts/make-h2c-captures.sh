@@ -3,7 +3,8 @@
 # traffic, in two network namespaces joined by a veth pair (scripts/netns.sh):
 # nghttpd (Debian's nghttp2-server) takes nghttp's prior-knowledge
 # connection, scripts/h2cserver (Go, golang.org/x/net/http2/h2c) curl's,
-# prior knowledge and "Upgrade: h2c" (which nghttpd does not do). tcpdump records both.
+# prior knowledge and "Upgrade: h2c" (which nghttpd does not do);
+# scripts/httpserver.py declines an Upgrade (HTTP/1.1 only). tcpdump records both.
 # Needs root, iproute2, tcpdump, tshark, curl, nghttp2-client,
 # nghttp2-server, go, python3.
 #
@@ -34,22 +35,24 @@ mkdir -p "$tmp/www/a"
 echo hello > "$tmp/www/index.html"
 echo page > "$tmp/www/a/page.html"
 netns_up
-srv4=192.0.2.1 srv6=2001:db8::1 ng=8080 pk=8081 up=8082
+srv4=192.0.2.1 srv6=2001:db8::1 ng=8080 pk=8081 up=8082 h1=8083
 
 ip netns exec "$ns_s" nghttpd --no-tls -d "$tmp/www" $ng >/dev/null 2>&1 & pids+=($!)
 ip netns exec "$ns_s" "$tmp/h2cserver" ":$pk" 2>/dev/null & pids+=($!)
 ip netns exec "$ns_s" "$tmp/h2cserver" ":$up" 2>/dev/null & pids+=($!)
+ip netns exec "$ns_s" python3 "$here/httpserver.py" :: $h1 >/dev/null 2>&1 & pids+=($!)
 ip netns exec "$ns_s" tcpdump -q -U -n -i "$if_s" -s 0 -w "$caps/h2c-prior.pcap" tcp port $ng or tcp port $pk 2>/dev/null & pids+=($!)
-ip netns exec "$ns_s" tcpdump -q -U -n -i "$if_s" -s 0 -w "$caps/h2c-upgrade.pcap" tcp port $up 2>/dev/null & pids+=($!)
+ip netns exec "$ns_s" tcpdump -q -U -n -i "$if_s" -s 0 -w "$caps/h2c-upgrade.pcap" tcp port $up or tcp port $h1 2>/dev/null & pids+=($!)
 wait_listen $ng
 wait_listen $pk
 wait_listen $up
+wait_listen $h1
 wait_pcap "$caps/h2c-prior.pcap" "$caps/h2c-upgrade.pcap"
 sleep 0.3
 
 c() { ip netns exec "$ns_c" curl -s --max-time 5 "$@" > /dev/null; }
 n() { ip netns exec "$ns_c" nghttp --timeout=5 "$@" > /dev/null; }
-s="http://$srv4:$pk" s6="http://[$srv6]:$pk" u="http://$srv4:$up" g="http://$srv4:$ng"
+s="http://$srv4:$pk" s6="http://[$srv6]:$pk" u="http://$srv4:$up" g="http://$srv4:$ng" d="http://$srv4:$h1"
 big=$(head -c 30000 /dev/zero | tr '\0' b)
 # Prior knowledge, one connection per line; the want files below follow
 # this order (tshark numbers the connections in it). curl 7.88 fails before
@@ -65,9 +68,12 @@ c --http2-prior-knowledge -H "x-big: $big" "$s/curl-continued"
 # Upgrade: the first request is HTTP/1.1 (stream 1), the rest HTTP/2.
 c --http2 "$u/up/one" "$u/up/two" "$u/up/three"
 c --http2 -H 'Host: upgraded.example' "$u/up/vhost" "$u/up/vhost2"
+c --http2 "$u/up/a?n=1" "$u/up/b" "$u/up/c" "$u/up/d"
+# Declined: scripts/httpserver.py answers HTTP/1.1, and curl goes on in it.
+c --http2 "$d/declined/one" "$d/declined/two"
 sleep 1
-kill -INT "${pids[3]}" "${pids[4]}"
-wait "${pids[3]}" "${pids[4]}" 2>/dev/null || true
+kill -INT "${pids[4]}" "${pids[5]}"
+wait "${pids[4]}" "${pids[5]}" 2>/dev/null || true
 
 {
   echo "h2c GET $s/index.html"
@@ -89,6 +95,12 @@ wait "${pids[3]}" "${pids[4]}" 2>/dev/null || true
   echo "h2c GET $u/up/three"
   echo "http GET http://upgraded.example/up/vhost"
   echo "h2c GET http://upgraded.example/up/vhost2"
+  echo "http GET $u/up/a?n=1"
+  echo "h2c GET $u/up/b"
+  echo "h2c GET $u/up/c"
+  echo "h2c GET $u/up/d"
+  echo "http GET $d/declined/one"
+  echo "http GET $d/declined/two"
 } > "$caps/h2c-upgrade.urls"
 
 # Each connection's client bytes, from tshark's TCP follow.
@@ -121,4 +133,6 @@ split "$g" 0 "$streams/curl-upgrade.client"
 printf '3 GET http %s /up/two\n5 GET http %s /up/three\n' "$au" "$au" > "$streams/curl-upgrade.want"
 split "$g" 1 "$streams/curl-upgrade-host.client"
 printf '3 GET http upgraded.example /up/vhost2\n' > "$streams/curl-upgrade-host.want"
+split "$g" 2 "$streams/curl-upgrade-four.client"
+printf '3 GET http %s /up/b\n5 GET http %s /up/c\n7 GET http %s /up/d\n' "$au" "$au" "$au" > "$streams/curl-upgrade-four.want"
 echo "wrote $caps/h2c-prior.pcap $caps/h2c-upgrade.pcap and $(ls "$streams"/*.client | wc -l) client streams"

@@ -13,7 +13,8 @@ import (
 // The h2c captures were made from real traffic by
 // scripts/make-h2c-captures.sh: curl and nghttp with prior knowledge
 // against nghttpd and a Go h2c server (ports 8080 and 8081), curl's
-// "Upgrade: h2c" against the Go server (8082). NAME.urls lists the
+// "Upgrade: h2c" against the Go server (8082), and declined by an HTTP/1.1
+// server (8083). NAME.urls lists the
 // records each must yield, "PROTO METHOD URL".
 var h2cCaptures = []struct {
 	path, urls string
@@ -21,7 +22,7 @@ var h2cCaptures = []struct {
 	decodeAs   []string // for tshark: prior knowledge is HTTP/2 from the start; HTTP/1.1 it follows into an Upgrade
 }{
 	{"testdata/captures/h2c-prior.pcap", "testdata/captures/h2c-prior.urls", 7, 0, []string{"tcp.port==8080,http2", "tcp.port==8081,http2"}},
-	{"testdata/captures/h2c-upgrade.pcap", "testdata/captures/h2c-upgrade.urls", 2, 2, []string{"tcp.port==8082,http"}},
+	{"testdata/captures/h2c-upgrade.pcap", "testdata/captures/h2c-upgrade.urls", 3, 3, []string{"tcp.port==8082,http", "tcp.port==8083,http"}},
 }
 
 func replayProtos(t *testing.T, protos Protos, path string) ([]string, Stats) {
