@@ -1,13 +1,20 @@
 package capture
 
 import (
+	"bytes"
 	"context"
+	"net/netip"
 	"os"
 	"os/exec"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/gopacket/gopacket/layers"
+	"golang.org/x/net/http2/hpack"
+
+	"github.com/urldedupd/urldedupd/pkg/h2c"
 )
 
 // The h2c captures were made from real traffic by
@@ -139,5 +146,69 @@ func TestH2CTsharkAgrees(t *testing.T) {
 		if !reflect.DeepEqual(got, fromTshark) || len(got) == 0 {
 			t.Errorf("%s: urldedupd and tshark differ\nurldedupd %q\ntshark    %q", c.path, got, fromTshark)
 		}
+	}
+}
+
+// h2cFrame is an HTTP/2 frame: 9-byte header and payload.
+func h2cFrame(typ, flags byte, stream uint32, payload []byte) []byte {
+	n := len(payload)
+	b := []byte{byte(n >> 16), byte(n >> 8), byte(n), typ, flags,
+		byte(stream >> 24), byte(stream >> 16), byte(stream >> 8), byte(stream)}
+	return append(b, payload...)
+}
+
+// h2cRequest is a HEADERS frame for a GET of path on stream, encoded by
+// enc (whose dynamic table goes on from request to request).
+func h2cRequest(enc *hpack.Encoder, buf *bytes.Buffer, stream uint32, path string) []byte {
+	buf.Reset()
+	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", "h2.example"}, {":path", path}, {"user-agent", "test/1"}} {
+		enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	return h2cFrame(0x1, 0x4, stream, buf.Bytes())
+}
+
+// An established h2c flow: DATA segments, whole frames or the middle of
+// a long one, allocate nothing in the Engine.
+func TestH2CEngineAllocations(t *testing.T) {
+	c, s := netip.MustParseAddrPort("192.0.2.10:40000"), netip.MustParseAddrPort("192.0.2.1:8080")
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	first := h2c.Preface + string(h2cFrame(0x4, 0, 0, nil)) + string(h2cRequest(enc, &hb, 1, "/first"))
+	seq := uint32(101)
+	var frames [][]byte
+	add := func(p string) {
+		frames = append(frames, frame(t, linkEth, tcpSeg{src: c, dst: s, seq: seq, ack: true, payload: p}))
+		frames = append(frames, frame(t, linkEth, tcpSeg{src: s, dst: c, seq: 1, ack: true}))
+		seq += uint32(len(p))
+	}
+	frames = append(frames, frame(t, linkEth, tcpSeg{src: c, dst: s, seq: 100, syn: true}))
+	add(first)
+	add(string(h2cRequest(enc, &hb, 3, "/second")) + string(h2cFrame(0x0, 0, 3, make([]byte, 1000))))
+	for range 100 { // whole DATA frames
+		add(string(h2cFrame(0x0, 0, 3, make([]byte, 1391))))
+	}
+	add(string([]byte{0x10, 0x00, 0x00, 0x0, 0x0, 0, 0, 0, 3})) // a 1 MiB DATA frame's header
+	for range 100 {                                             // its payload
+		add(string(make([]byte, 1400)))
+	}
+	reqs := 0
+	e := NewEngine(nil, func(r *Request) {
+		if r.Proto != ProtoH2C {
+			t.Errorf("a %v record", r.Proto)
+		}
+		reqs++
+	})
+	for _, f := range frames[:7] {
+		e.Packet(&Packet{Data: f, Link: layers.LinkTypeEthernet})
+	}
+	rest := frames[7:]
+	i := 0
+	n := testing.AllocsPerRun(len(rest)/2-1, func() {
+		e.Packet(&Packet{Data: rest[i], Link: layers.LinkTypeEthernet})
+		i++
+	})
+	st := e.Stats()
+	if n != 0 || reqs != 2 || st.H2C.Connections != 1 || st.H2C != (H2CStats{Connections: 1}) {
+		t.Fatalf("%v allocations per packet; %d requests, h2c %+v", n, reqs, st.H2C)
 	}
 }
