@@ -289,6 +289,7 @@ func (a *Assembler) deliver(h *half, b []byte) {
 func (a *Assembler) parserOf(h *half) *reqParser {
 	if h.parser == nil {
 		h.parser = newReqParser(a.opts.MaxLine)
+		h.parser.tls = a.protos.Has(ProtoTLS)
 		h.parser.h2On = a.protos.Has(ProtoH2C)
 	}
 	return h.parser
@@ -321,6 +322,10 @@ func (a *Assembler) account(h *half) {
 }
 
 func (a *Assembler) onRequest(r *request) {
+	if r.hello != nil {
+		a.onHello(r)
+		return
+	}
 	h := a.cur
 	proto, method, tunnel := ProtoHTTP, r.method, r.tunnel
 	if r.h2 != nil {
@@ -450,6 +455,7 @@ func (a *Assembler) closeParser(h *half) {
 		a.cur = h
 		p.close(a.onRequest)
 		p.collect(&a.Stats)
+		p.collectTLS(&a.tls)
 		p.collectH2C(&a.h2c)
 		p.line, p.req = nil, nil
 		a.buffered -= h.lineCap
@@ -604,6 +610,7 @@ func (a *Assembler) collectErrors() {
 	for _, h := range a.flows {
 		if h.parser != nil {
 			h.parser.collect(&a.Stats)
+			h.parser.collectTLS(&a.tls)
 			h.parser.collectH2C(&a.h2c)
 		}
 	}

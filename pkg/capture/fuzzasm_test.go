@@ -111,6 +111,17 @@ func FuzzAssembler(f *testing.F) {
 	f.Add(fuzzInput(fuzzSeg{flags: fzSYN | fzSnippet, conn: 3, seq: 100, n: 5}, fuzzSeg{flags: fzSYN | fzSnippet, conn: 3, seq: 100, n: 5},
 		fuzzSeg{flags: fzRST | fzRel, conn: 3, seq: 1}, fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 3, seq: 1, n: 5},
 		fuzzSeg{flags: fzSYN | fzSnippet, conn: 3, seq: 100, n: 5}))
+	// ClientHellos: whole (snippets), and one over records of 100 bytes
+	// in segments of 200, then bytes after it that look like HTTP.
+	f.Add(fuzzInput(fuzzSeg{flags: fzSYN | fzRel}, fuzzSeg{flags: fzACK | fzRel | fzSnippet, seq: 1, n: byte(helloSnippet)}))
+	f.Add(fuzzInput(fuzzSeg{flags: fzSYN | fzRel, conn: 1}, fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 1, seq: 1, n: byte(helloSnippet + 1)},
+		fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 1, seq: 1 + uint32(len(fuzzSnippets[helloSnippet+1])), n: 0}))
+	hello := records(realHello(f, "curl"), 100)
+	segs := []fuzzSeg{{flags: fzSYN | fzRel, conn: 2}}
+	for off := 0; off < len(hello); off += 200 {
+		segs = append(segs, fuzzSeg{flags: fzACK | fzRel, conn: 2, seq: 1 + uint32(off), payload: string(hello[off:min(off+200, len(hello))])})
+	}
+	f.Add(fuzzInput(segs...))
 	// h2c: a connection with prior knowledge, then DATA and a request in
 	// two frames (its second field from the dynamic table); an Upgrade,
 	// the preface after it, a request; an Upgrade declined.
@@ -132,7 +143,7 @@ func FuzzAssembler(f *testing.F) {
 			if r.Proto == ProtoH2C && (r.Tunnel || strings.Contains(string(r.URL), "://")) {
 				return // :scheme and :authority are as sent
 			}
-			if !strings.HasPrefix(string(r.URL), "http://") {
+			if !strings.HasPrefix(string(r.URL), "http://") && (r.Proto != ProtoTLS || !strings.HasPrefix(string(r.URL), "https://")) {
 				t.Fatalf("URL %q", r.URL)
 			}
 		})

@@ -39,6 +39,15 @@ type reqParser struct {
 	connected bool  // after a CONNECT: the bytes that follow are the tunnel's
 	pending   uint8 // a StreamKind + 1 recognised, not yet counted
 
+	// TLS: a ClientHello collected in line (tlsFeed).
+	tls         bool    // ClientHellos are read (tls is recorded)
+	recHdrN     uint8   // bytes of recHdr held
+	recHdr      [5]byte // a TLS record header split across segments
+	recLeft     uint16  // bytes of the current record still to come
+	destPort    uint16  // the port a CONNECT or SOCKS tunnel opened, 0 when none
+	tlsErrors   uint8   // counts not yet collected (collectTLS)
+	tlsTooLarge uint8
+
 	// HTTP/2 in cleartext (see h2c.go)
 	h2On       bool         // decode HTTP/2 streams (else they are skipped as StreamHTTP2)
 	h2         *h2c.Decoder // in state stH2C
@@ -61,6 +70,7 @@ const (
 	stTrailers                    // inside the trailer section
 	stSniff                       // at the start of a stream, or of a tunnel: see sniff
 	stSkip                        // a stream of another protocol: its bytes are skipped
+	stTLS                         // collecting a ClientHello: see tlsFeed
 	stH2C                         // HTTP/2: the bytes go to p.h2
 )
 
@@ -79,6 +89,8 @@ type request struct {
 	tunnel               bool // a CONNECT: target is the authority it opens
 	minor                byte
 	h2                   *h2c.Request // an HTTP/2 request: the fields above but dest are unset
+	hello                []byte       // a TLS handshake message (a ClientHello) instead of a request
+	destPort             uint16       // with hello: the port a tunnel opened, 0 when none
 }
 
 func newReqParser(maxLine int) *reqParser {
@@ -107,6 +119,9 @@ func (p *reqParser) feed(data []byte, emit func(*request)) {
 		if p.state >= stSniff {
 			switch p.state {
 			case stSkip:
+				return
+			case stTLS:
+				p.tlsFeed(data, emit)
 				return
 			case stH2C:
 				p.feedH2C(data, emit)
@@ -277,6 +292,7 @@ func (p *reqParser) endHeaders(emit func(*request)) {
 	switch {
 	case p.r.tunnel:
 		p.state, p.connected = stSniff, true // the bytes after it: the tunnel, or a retry after a 407
+		p.destPort = authorityPort(p.r.target)
 	case p.chunked:
 		p.state = stChunkSize
 	case p.bodyLeft > 0:
@@ -393,6 +409,10 @@ func (p *reqParser) gap(n int64) {
 	if p.state == stSkip {
 		return
 	}
+	if p.state == stTLS { // a hole in a ClientHello: the stream is given up on
+		p.tlsStop()
+		return
+	}
 	if p.state == stH2C {
 		if err := p.h2.Lost(int(min(n, math.MaxInt32))); err != nil {
 			p.stopH2C(err)
@@ -417,8 +437,9 @@ func (p *reqParser) close(emit func(*request)) {
 	if p.state == stHeaders {
 		p.emit(emit)
 	}
-	p.state, p.socks, p.connected = stRequest, 0, false
+	p.state, p.socks, p.connected, p.destPort = stRequest, 0, false, 0
 	p.line, p.overflow, p.junk = p.line[:0], false, false
+	p.recLeft, p.recHdrN = 0, 0
 	p.h2, p.upgrade, p.h2Upgrade = nil, false, false
 }
 

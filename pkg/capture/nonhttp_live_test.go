@@ -60,8 +60,10 @@ func waitPort(t *testing.T, ns string, port int) {
 
 // Real clients of other protocols (curl over TLS, SMTP, POP3, IMAP, FTP
 // and HTTP/2 with prior knowledge, ssh), recorded by tcpdump: each client stream is counted by its
-// kind, none is an HTTP parse error, and nothing is reported (but the
-// HTTP/2 request when h2c is selected).
+// kind, none is an HTTP parse error, and nothing is reported but the TLS
+// ClientHello (curl sends no SNI for an address, so it is recorded under
+// the server's address and port) and, when h2c is selected, the HTTP/2
+// request.
 func TestNonHTTPStreams(t *testing.T) {
 	ns := loNamespace(t)
 	dir := t.TempDir()
@@ -115,10 +117,11 @@ func TestNonHTTPStreams(t *testing.T) {
 	got2, st2 := replayProtos(t, 0, pcap)
 	want2 := want
 	want2[StreamHTTP2] = 0
-	if len(got) != 0 || st.Assembler.ParseErrors != 0 || st.Assembler.NonHTTP != want ||
-		strings.Join(got2, " ") != "h2c GET http://127.0.0.1:8080/" || st2.Assembler.NonHTTP != want2 || st2.H2C.Connections != 1 {
-		t.Errorf("requests %q, %d parse errors, non-HTTP %v; want none, 0, %v", got, st.Assembler.ParseErrors, st.Assembler.NonHTTP, want)
-		t.Errorf("with h2c: requests %q, non-HTTP %v, h2c %+v; want the h2c GET, %v", got2, st2.Assembler.NonHTTP, st2.H2C, want2)
+	if strings.Join(got, ",") != "tls  https://127.0.0.1:8443/" || st.Records[ProtoTLS] != 1 || st.TLS.NoSNI != 1 ||
+		st.Assembler.ParseErrors != 0 || st.Assembler.NonHTTP != want ||
+		strings.Join(got2, ",") != "h2c GET http://127.0.0.1:8080/,tls  https://127.0.0.1:8443/" || st2.Assembler.NonHTTP != want2 || st2.H2C.Connections != 1 {
+		t.Errorf("requests %q, %d parse errors, non-HTTP %v; want the ClientHello alone, 0, %v", got, st.Assembler.ParseErrors, st.Assembler.NonHTTP, want)
+		t.Errorf("with h2c: requests %q, non-HTTP %v, h2c %+v; want the ClientHello and the h2c GET, %v", got2, st2.Assembler.NonHTTP, st2.H2C, want2)
 		conv, _ := exec.Command("tshark", "-r", pcap, "-q", "-z", "conv,tcp").Output()
 		t.Logf("the connections recorded:\n%s", conv)
 	}

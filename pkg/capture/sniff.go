@@ -92,6 +92,12 @@ func (p *reqParser) sniff(data []byte) []byte {
 			}
 			p.state = stSkip
 			p.pending = uint8(kind) + 1
+			if kind == StreamTLS && p.tls && buf[0] == 0x16 {
+				// A handshake: its ClientHello is read (tlsFeed). buf
+				// may be p.line's array: tlsFeed collects in a new one.
+				p.state, p.line = stTLS, nil
+				return buf
+			}
 			p.line = p.line[:0]
 			return nil
 		case sniffHTTP:
@@ -359,19 +365,14 @@ func (p *reqParser) socks5Request(b []byte) (sniffResult, int, StreamKind) {
 // setDest keeps a SOCKS destination, "host[:port]" (port unless 80), at
 // the front of p.req, where the memory caps count it.
 func (p *reqParser) setDest(name []byte, addr netip.Addr, port uint16) {
+	p.destPort = port
 	if !p.fits(p.req, len(name)+len("[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535")) {
 		p.req, p.dest = p.req[:0], 0 // no room under the caps: the server's address will do
 		return
 	}
 	d := p.req[:0]
 	if name != nil {
-		for _, c := range name {
-			if c <= ' ' || c == 0x7f || c == '/' || c == '?' || c == '#' || c == '@' {
-				d = append(d, '_') // never a URL delimiter
-				continue
-			}
-			d = append(d, c)
-		}
+		d = appendHostName(d, name) // never a URL delimiter
 	} else {
 		d = appendHostPort(d, netip.AddrPortFrom(addr, 80))
 	}

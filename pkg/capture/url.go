@@ -36,6 +36,59 @@ func appendURL(dst []byte, r *request, server netip.AddrPort) []byte {
 }
 
 func appendHostPort(dst []byte, ap netip.AddrPort) []byte {
+	return appendHostDefaultPort(dst, ap, 80)
+}
+
+// appendHTTPSURL appends the URL of a TLS or QUIC ClientHello sent to
+// server: https://NAME/ with the server name as sent (bytes that would end
+// the host in a URL made '_'), or, without one, the server's address; then
+// the server's port unless 443.
+func appendHTTPSURL(dst, name []byte, server netip.AddrPort) []byte {
+	dst = append(dst, "https://"...)
+	if len(name) == 0 {
+		dst = appendHostDefaultPort(dst, server, 443)
+	} else {
+		dst = appendHostName(dst, name)
+		if server.Port() != 443 {
+			dst = append(dst, ':')
+			dst = strconv.AppendUint(dst, uint64(server.Port()), 10)
+		}
+	}
+	return append(dst, '/')
+}
+
+// appendHostName appends a host name as sent, with the bytes that would
+// end the host in a URL (or are not printable) made '_'.
+func appendHostName(dst, name []byte) []byte {
+	for _, c := range name {
+		if c <= ' ' || c == 0x7f || c == '/' || c == '?' || c == '#' || c == '@' {
+			c = '_'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// authorityPort returns the port of a CONNECT's authority ("host:443",
+// "[2001:db8::1]:443"), 0 when it has none or a bad one.
+func authorityPort(auth []byte) uint16 {
+	i := len(auth) - 1
+	for i >= 0 && auth[i] >= '0' && auth[i] <= '9' {
+		i--
+	}
+	if i < 0 || auth[i] != ':' || i == len(auth)-1 || len(auth)-1-i > 5 {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(auth[i+1:]))
+	if n > 65535 {
+		return 0
+	}
+	return uint16(n)
+}
+
+// appendHostDefaultPort appends the address of ap, IPv6 in brackets, and
+// its port unless it is def.
+func appendHostDefaultPort(dst []byte, ap netip.AddrPort, def uint16) []byte {
 	a := ap.Addr().Unmap()
 	if a.Is6() {
 		dst = append(dst, '[')
@@ -44,7 +97,7 @@ func appendHostPort(dst []byte, ap netip.AddrPort) []byte {
 	} else {
 		dst = a.AppendTo(dst)
 	}
-	if ap.Port() != 80 {
+	if ap.Port() != def {
 		dst = append(dst, ':')
 		dst = strconv.AppendUint(dst, uint64(ap.Port()), 10)
 	}
