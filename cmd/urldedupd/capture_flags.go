@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -34,7 +35,17 @@ type reassemblyFlags struct {
 	flows   int
 	tunnels []string // KIND:PORT, or "none"
 	protos  string   // --proto: what is recorded
+
+	fragDatagrams int
+	fragBuf       int // MiB
+	fragTimeout4  time.Duration
+	fragTimeout6  time.Duration
 }
+
+// maxFragTimeout is the longest --frag-timeout-v4/-v6: far past any
+// operating system's (Linux 30 s, RFC 8200 60 s), short enough that a
+// datagram that will never complete does not stay forever.
+const maxFragTimeout = time.Hour
 
 func (o *reassemblyFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.maxLine, "max-line", capture.DefaultAssemblerOptions.MaxLine, "longest request or header line kept, in bytes (at most 262144)")
@@ -50,6 +61,59 @@ func (o *reassemblyFlags) AddFlags(fs *pflag.FlagSet) {
 	}
 	fs.StringSliceVar(&o.tunnels, "udp-tunnel", defaults,
 		fmt.Sprintf("UDP port decoded as a tunnel, KIND:PORT with KIND vxlan, geneve, gtp, teredo or ayiya (repeatable, at most %d; replaces the defaults; \"none\" for none)", capture.MaxUDPTunnels))
+	fs.IntVar(&o.fragDatagrams, "max-frag-datagrams", capture.DefaultDefragDatagrams,
+		fmt.Sprintf("most IP datagrams reassembled from fragments at once (%d bytes each, besides --max-frag-buffer-mb); at the cap the oldest is dropped", capture.DatagramCost))
+	fs.IntVar(&o.fragBuf, "max-frag-buffer-mb", capture.DefaultDefragBytes>>20,
+		"IP fragment reassembly memory cap in MiB (1..1024); at the cap the oldest datagrams in progress are dropped")
+	fs.DurationVar(&o.fragTimeout4, "frag-timeout-v4", capture.DefaultDefragTimeout4,
+		"an IPv4 datagram not complete within this much packet time is dropped (at most 1h)")
+	fs.DurationVar(&o.fragTimeout6, "frag-timeout-v6", capture.DefaultDefragTimeout6,
+		"an IPv6 datagram not complete within this much packet time is dropped (at most 1h)")
+}
+
+// maxFragDatagrams bounds --max-frag-datagrams: with DatagramCost about
+// 1.2 KiB, 1 GiB of datagrams in progress.
+const maxFragDatagrams = 1 << 20
+
+// defragOptions checks the fragment flags.
+func (o *reassemblyFlags) defragOptions() (capture.DefragOptions, error) {
+	if o.fragDatagrams <= 0 || o.fragDatagrams > maxFragDatagrams {
+		return capture.DefragOptions{}, usageError(fmt.Errorf("--max-frag-datagrams %d: not in 1..%d", o.fragDatagrams, maxFragDatagrams))
+	}
+	if o.fragBuf <= 0 || o.fragBuf > 1<<10 {
+		return capture.DefragOptions{}, usageError(fmt.Errorf("--max-frag-buffer-mb %d: not in 1..%d", o.fragBuf, 1<<10))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--frag-timeout-v4", o.fragTimeout4}, {"--frag-timeout-v6", o.fragTimeout6}} {
+		if d.v <= 0 || d.v > maxFragTimeout {
+			return capture.DefragOptions{}, usageError(fmt.Errorf("%s %v: not in (0, %v]", d.name, d.v, maxFragTimeout))
+		}
+	}
+	return capture.DefragOptions{MaxDatagrams: o.fragDatagrams, MaxBytes: o.fragBuf << 20, Timeout4: o.fragTimeout4, Timeout6: o.fragTimeout6}, nil
+}
+
+// engineOptions checks every flag and returns the engine's options, less
+// the ports (replay and capture only).
+func (o *reassemblyFlags) engineOptions() (capture.Options, error) {
+	asm, err := o.options()
+	if err != nil {
+		return capture.Options{}, err
+	}
+	tunnels, err := o.udpTunnels()
+	if err != nil {
+		return capture.Options{}, err
+	}
+	defrag, err := o.defragOptions()
+	if err != nil {
+		return capture.Options{}, err
+	}
+	protos, err := o.protoSet()
+	if err != nil {
+		return capture.Options{}, err
+	}
+	return capture.Options{Assembler: asm, UDPTunnels: tunnels, Defrag: defrag, Protos: protos}, nil
 }
 
 // udpTunnels checks --udp-tunnel.
@@ -103,7 +167,7 @@ func (o *captureOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.all, "all", false, `print every request as "new<TAB>URL" or "dup<TAB>URL", not only the new URLs (a CONNECT: "new<TAB>host:port<TAB>tunnel")`)
 	fs.BoolVar(&o.json, "json", false, "print every request as a JSON object per line: ts, src, dst, method, url, new; tunnel:true for a CONNECT")
 	fs.StringVarP(&o.output, "output", "o", "-", "write the records to this file (appended) instead of stdout")
-	fs.UintSliceVar(&o.ports, "port", nil, "only parse connections to these server ports (repeatable; default: every port)")
+	fs.UintSliceVar(&o.ports, "port", nil, "only parse connections to these server ports, TCP and QUIC (repeatable; default: every port)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "test the URLs without recording them")
 	o.reassemblyFlags.AddFlags(fs)
 }
@@ -121,19 +185,11 @@ func (o *captureOptions) format() (audit.Format, error) {
 }
 
 func (o *captureOptions) engineOptions() (*capture.Options, error) {
-	asm, err := o.reassemblyFlags.options()
+	eo, err := o.reassemblyFlags.engineOptions()
 	if err != nil {
 		return nil, err
 	}
-	tunnels, err := o.udpTunnels()
-	if err != nil {
-		return nil, err
-	}
-	protos, err := o.protoSet()
-	if err != nil {
-		return nil, err
-	}
-	opts := &capture.Options{Assembler: asm, UDPTunnels: tunnels, Protos: protos}
+	opts := &eo
 	for _, p := range o.ports {
 		if p == 0 || p > 65535 {
 			return nil, usageError(fmt.Errorf("--port %d: not a TCP port", p))
@@ -178,6 +234,11 @@ func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	}
 	if t := s.TLS; s.Records[capture.ProtoTLS] > 0 || t != (capture.TLSStats{}) {
 		fmt.Fprintf(w, "TLS ClientHellos without SNI %d  with ECH %d  unparsable %d  over the size cap %d\n", t.NoSNI, t.ECH, t.Errors, t.TooLarge)
+	}
+	if q := s.QUIC; q != (capture.QUICStats{}) {
+		fmt.Fprintf(w, "QUIC datagrams %d  Initials decrypted %d  failed authentication %d  unknown version %d  malformed %d  connections %d  evicted %d  expired %d\n",
+			q.Datagrams, q.Decrypted, q.AuthFailed, q.UnknownVersion, q.Malformed, q.Conns, q.Evicted, q.Expired)
+		fmt.Fprintf(w, "QUIC ClientHellos %d  without SNI %d  with ECH %d  unparsable %d  not a ClientHello %d\n", q.Hellos, q.NoSNI, q.ECH, q.Errors, q.NotHello)
 	}
 	if h := s.H2C; h != (capture.H2CStats{}) {
 		fmt.Fprintf(w, "h2c connections %d  upgraded %d  given up: framing errors %d  HPACK errors %d  over the header caps %d  bytes lost or memory cap %d\n",
@@ -284,6 +345,9 @@ func writeJSONSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 	b = b[:len(b)-1]              // the closing brace
 	for p, n := range s.Records { // every protocol, selected or not: "records:tls": 3
 		b = fmt.Appendf(b, ",%q:%d", "records:"+capture.Proto(p).String(), n)
+	}
+	for _, q := range s.QUIC.Counters() { // "quic_decrypted": 2
+		b = fmt.Appendf(b, ",%q:%d", "quic_"+q.Name, q.Value)
 	}
 	for k, n := range a.NonHTTP { // flat like the rest: "non_http:tls": 3
 		if n > 0 {

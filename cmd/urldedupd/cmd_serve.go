@@ -14,7 +14,6 @@ import (
 
 	"github.com/urldedupd/urldedupd/pkg/api"
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
-	"github.com/urldedupd/urldedupd/pkg/capture"
 	"github.com/urldedupd/urldedupd/pkg/daemon"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 )
@@ -129,20 +128,12 @@ func newLogger(format string) *slog.Logger {
 
 func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error) {
 	log := newLogger(o.logFormat)
-	asm, err := o.reassemblyFlags.options()
-	if err != nil {
-		return err
-	}
-	tunnels, err := o.reassemblyFlags.udpTunnels()
-	if err != nil {
-		return err
-	}
-	protos, err := o.reassemblyFlags.protoSet()
+	capOpts, err := o.reassemblyFlags.engineOptions()
 	if err != nil {
 		return err
 	}
 	cfg := daemon.Config{
-		Capture: capture.Options{Assembler: asm, UDPTunnels: tunnels, Protos: protos},
+		Capture: capOpts,
 		Socket:  o.socket, SocketMode: os.FileMode(o.socketMode),
 		Listen: o.listen, AllowRemote: o.allowRemote, Token: o.token,
 		API:           api.Options{MaxBatch: o.maxBatch, MaxInflightBytes: o.maxInflight, BodyTimeout: o.bodyTimeout},

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -71,36 +72,7 @@ func TestCaptureLive(t *testing.T) {
 	if out, err := exec.Command(binary, "--dir", state, "init").CombinedOutput(); err != nil {
 		t.Fatalf("init: %v %s", err, out)
 	}
-	capt := exec.Command("ip", "netns", "exec", srv, binary, "--dir", state, "capture", "--iface", srvIf, "--bpf", "tcp port 8080")
-	stdout, _ := capt.StdoutPipe()
-	stderr, _ := capt.StderrPipe()
-	background(t, capt)
-	var mu sync.Mutex
-	var lines []string
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			mu.Lock()
-			lines = append(lines, sc.Text())
-			mu.Unlock()
-		}
-	}()
-	errLines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			errLines <- sc.Text()
-		}
-		close(errLines)
-	}()
-	select {
-	case l := <-errLines:
-		if !strings.Contains(l, "capturing on "+srvIf) {
-			t.Fatalf("capture said %q", l)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("capture did not start")
-	}
+	capt := startCapture(t, srv, srvIf, state, "--bpf", "tcp port 8080")
 	waitListen(t, srv, 8080)
 
 	var cfg strings.Builder
@@ -116,27 +88,9 @@ func TestCaptureLive(t *testing.T) {
 			t.Fatalf("curl pass %d: %v %s", pass, err, out[:min(len(out), 300)])
 		}
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		mu.Lock()
-		n := len(lines)
-		mu.Unlock()
-		if n >= 1000 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond)             // any late duplicates would show now
-	syscall.Kill(capt.Process.Pid, syscall.SIGINT) // ip netns exec passes it on
-	var summary string
-	for l := range errLines {
-		summary += l + "\n"
-	}
-	if err := capt.Wait(); err != nil {
-		t.Fatalf("capture exit: %v\n%s", err, summary)
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	capt.waitLines(1000)
+	summary := capt.stop(t)
+	lines := capt.lines()
 	seen := map[string]bool{}
 	for _, l := range lines {
 		if seen[l] {
@@ -157,6 +111,91 @@ func TestCaptureLive(t *testing.T) {
 		t.Fatalf("summary:\n%s", summary)
 	}
 	t.Logf("summary: %s", strings.TrimSpace(summary))
+}
+
+// liveCapture is `urldedupd capture` running in a namespace: its output
+// lines are collected, its stderr read for the start line and the summary.
+type liveCapture struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  []string
+	errs chan string
+}
+
+// startCapture runs capture --iface iface with args in ns, its state in
+// dir, and waits, bounded, until it says it is capturing.
+func startCapture(t *testing.T, ns, iface, dir string, args ...string) *liveCapture {
+	t.Helper()
+	c := &liveCapture{errs: make(chan string, 16)}
+	c.cmd = exec.Command("ip", append([]string{"netns", "exec", ns, binary, "--dir", dir, "capture", "--iface", iface}, args...)...)
+	stdout, _ := c.cmd.StdoutPipe()
+	stderr, _ := c.cmd.StderrPipe()
+	background(t, c.cmd)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			c.mu.Lock()
+			c.out = append(c.out, sc.Text())
+			c.mu.Unlock()
+		}
+	}()
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			c.errs <- sc.Text()
+		}
+		close(c.errs)
+	}()
+	select {
+	case l := <-c.errs:
+		if !strings.Contains(l, "capturing on "+iface) {
+			t.Fatalf("capture said %q", l)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("capture did not start")
+	}
+	return c
+}
+
+// lines returns the output lines so far.
+func (c *liveCapture) lines() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.out)
+}
+
+// waitLines waits, at most 20 s, for n output lines, then 300 ms more for
+// any late (duplicate) ones.
+func (c *liveCapture) waitLines(n int) {
+	for deadline := time.Now().Add(20 * time.Second); len(c.lines()) < n && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+}
+
+// stop ends the capture with SIGINT (ip netns exec passes it on) and
+// returns its summary; a failed exit fails the test.
+func (c *liveCapture) stop(t *testing.T) (summary string) {
+	t.Helper()
+	syscall.Kill(c.cmd.Process.Pid, syscall.SIGINT)
+	for l := range c.errs {
+		summary += l + "\n"
+	}
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("capture exit: %v\n%s", err, summary)
+	}
+	return summary
+}
+
+// macOf returns the MAC address of iface in ns.
+func macOf(t *testing.T, ns, iface string) string {
+	t.Helper()
+	out, err := exec.Command("ip", "-n", ns, "link", "show", iface).Output()
+	mac := regexp.MustCompile(`link/ether ([0-9a-f:]{17})`).FindSubmatch(out)
+	if err != nil || mac == nil {
+		t.Fatalf("the MAC address of %s: %v %s", iface, err, out)
+	}
+	return string(mac[1])
 }
 
 // waitListen waits, bounded, until something listens on TCP port in the

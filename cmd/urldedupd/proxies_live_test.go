@@ -238,10 +238,11 @@ AllowTcpForwarding yes
 
 // HTTP CONNECT through a real proxy (tinyproxy) to an HTTPS server
 // (openssl s_server) and to an HTTP server: each CONNECT is one record of
-// the authority it opens, marked a tunnel; the bytes after it, TLS or the
-// HTTP request inside the second tunnel, are not parsed (no parse error,
-// no record), as tshark does. A TLS connection straight to the server is
-// no parse error either.
+// the authority it opens, marked a tunnel; the HTTP request inside the
+// second tunnel is not parsed (no parse error, no record), as tshark does.
+// The TLS ClientHello inside the first tunnel is read (a TLS record, no
+// method, with the tunnel's port), as is the one of a TLS connection
+// straight to the server: two records of https://web.test:8443/.
 func TestReplayCONNECT(t *testing.T) {
 	srv, cli, srvIf := netns(t)
 	hostsIn(t, srv, "web.test", "192.0.2.1")
@@ -285,6 +286,8 @@ ConnectPort 8080
 
 	got, summary := replayJSON(t, pcap)
 	want := []string{
+		" https://web.test:8443/", // TLS records have no method
+		" https://web.test:8443/",
 		"CONNECT web.test:8080 tunnel",
 		"CONNECT web.test:8443 tunnel",
 		"GET http://web.test:8080/via-proxy",

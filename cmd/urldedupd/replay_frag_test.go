@@ -17,14 +17,7 @@ import (
 // into fragments of at most size payload bytes (a multiple of 8).
 func fragments4(t *testing.T, srcPort uint16, id uint16, payload string, size int) [][]byte {
 	t.Helper()
-	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: net.IP{10, 0, 0, 1}, DstIP: net.IP{10, 0, 0, 2}}
-	tcp := &layers.TCP{SrcPort: layers.TCPPort(srcPort), DstPort: 80, Seq: 100, ACK: true, PSH: true, Window: 65535}
-	tcp.SetNetworkLayerForChecksum(ip)
-	buf := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ip, tcp, gopacket.Payload(payload)); err != nil {
-		t.Fatal(err)
-	}
-	pkt := buf.Bytes()
+	pkt := serializeTCP(t, &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: net.IP{10, 0, 0, 1}, DstIP: net.IP{10, 0, 0, 2}}, srcPort, payload)
 	var out [][]byte
 	for off := 0; off < len(pkt)-20; off += size {
 		f := append(append([]byte(nil), pkt[:20]...), pkt[20+off:min(20+off+size, len(pkt))]...)
@@ -38,6 +31,22 @@ func fragments4(t *testing.T, srcPort uint16, id uint16, payload string, size in
 		out = append(out, f)
 	}
 	return out
+}
+
+// serializeTCP serializes ip (an IPv4 or IPv6 layer) and a TCP segment
+// from srcPort to port 80 carrying payload.
+func serializeTCP(t *testing.T, ip interface {
+	gopacket.NetworkLayer
+	gopacket.SerializableLayer
+}, srcPort uint16, payload string) []byte {
+	t.Helper()
+	tcp := &layers.TCP{SrcPort: layers.TCPPort(srcPort), DstPort: 80, Seq: 100, ACK: true, PSH: true, Window: 65535}
+	tcp.SetNetworkLayerForChecksum(ip)
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ip, tcp, gopacket.Payload(payload)); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // TestReplayFragmentsSummary replays a request sent in IPv4 fragments and

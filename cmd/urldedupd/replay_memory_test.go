@@ -162,7 +162,9 @@ func TestReplayCapFlags(t *testing.T) {
 // state is made. Before, --max-line 0 or below silently became the default.
 func TestReassemblyFlagRanges(t *testing.T) {
 	for _, cmd := range [][]string{{"replay", "../../pkg/capture/testdata/captures/http.pcap"}, {"serve", "--socket", "none"}, {"capture", "--iface", "lo"}} {
-		for _, bad := range [][]string{{"--max-line", "0"}, {"--max-line", "-1"}, {"--max-line", "262145"}, {"--max-flows", "0"}, {"--max-buffer-mb", "0"}} {
+		for _, bad := range [][]string{{"--max-line", "0"}, {"--max-line", "-1"}, {"--max-line", "262145"}, {"--max-flows", "0"}, {"--max-buffer-mb", "0"},
+			{"--max-frag-datagrams", "0"}, {"--max-frag-datagrams", "1048577"}, {"--max-frag-buffer-mb", "0"}, {"--max-frag-buffer-mb", "1025"},
+			{"--frag-timeout-v4", "0s"}, {"--frag-timeout-v4", "-1s"}, {"--frag-timeout-v4", "61m"}, {"--frag-timeout-v6", "0s"}, {"--frag-timeout-v6", "2h"}} {
 			t.Run(cmd[0]+" "+strings.Join(bad, " "), func(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), "state")
 				args := append(append([]string{"--dir", dir, cmd[0]}, bad...), cmd[1:]...)

@@ -19,13 +19,23 @@ import (
 // writePcap writes frames of one link type to a pcap file.
 func writePcap(t *testing.T, path string, lt layers.LinkType, frames [][]byte) {
 	t.Helper()
+	at := make([]time.Time, len(frames))
+	for i := range at {
+		at[i] = time.Unix(1_700_000_000, int64(i)*1000)
+	}
+	writePcapAt(t, path, lt, frames, at)
+}
+
+// writePcapAt writes frames to a pcap file with the timestamps at.
+func writePcapAt(t *testing.T, path string, lt layers.LinkType, frames [][]byte, at []time.Time) {
+	t.Helper()
 	var buf bytes.Buffer
 	w := pcapgo.NewWriter(&buf)
 	if err := w.WriteFileHeader(65536, lt); err != nil {
 		t.Fatal(err)
 	}
 	for i, f := range frames {
-		ci := gopacket.CaptureInfo{Timestamp: time.Unix(1_700_000_000, int64(i)*1000), CaptureLength: len(f), Length: len(f)}
+		ci := gopacket.CaptureInfo{Timestamp: at[i], CaptureLength: len(f), Length: len(f)}
 		if err := w.WritePacket(ci, f); err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -35,15 +34,11 @@ func TestServeSurvivesHostileFrames(t *testing.T) {
 	c := unixClient(sock)
 	waitListen(t, srv, 8080)
 
-	out, err := exec.Command("ip", "-n", srv, "link", "show", srvIf).Output()
-	mac := regexp.MustCompile(`link/ether ([0-9a-f:]{17})`).FindSubmatch(out)
-	if err != nil || mac == nil {
-		t.Fatalf("the server's MAC address: %v %s", err, out)
-	}
+	mac := macOf(t, srv, srvIf)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	inject := exec.CommandContext(ctx, "ip", "netns", "exec", cli, "python3", "../../scripts/inject.py",
-		cliIf, string(mac[1]), "192.0.2.2", "192.0.2.1", "8080", "9", "600")
+		cliIf, mac, "192.0.2.2", "192.0.2.1", "8080", "9", "600")
 	sent, err := inject.CombinedOutput()
 	if err != nil || strings.TrimSpace(string(sent)) != "648" {
 		t.Fatalf("inject: %v %s", err, sent)

@@ -101,8 +101,16 @@ type Request struct {
 	// URL is absolute: http://host[:port]/target; for a tunnel, host:port;
 	// for TLS and QUIC https://SNI[:port]/ (the port unless 443; the
 	// server's address when there is no SNI).
-	URL   []byte
-	Encap Encap // what the packet that completed it came through (set by Engine)
+	URL []byte
+	// Encap is what the request's direction came through: the
+	// encapsulation of the last segment carrying data that the direction
+	// took before the request was reported (Segment.Encap; Engine sets it
+	// from the decoder). A request reported at a flush or an expiry
+	// keeps its own, whatever came last on the wire. If a direction's
+	// encapsulation changes mid-stream (a path or SPAN change), requests
+	// after the change carry the new one; a request whose bytes came
+	// both ways carries that of its last segment.
+	Encap Encap
 	// Tunnel marks a CONNECT: URL is the authority it opens, not a
 	// resource, and the bytes after it are not parsed as HTTP.
 	Tunnel bool
@@ -119,6 +127,7 @@ type Segment struct {
 	FIN      bool
 	RST      bool
 	Payload  []byte
+	Encap    Encap // what the segment came through; kept per direction for Request.Encap
 }
 
 // AssemblerStats count what the assembler saw.
@@ -148,6 +157,7 @@ type half struct {
 	role     role
 	synced   bool
 	fin      bool
+	encap    Encap  // of the last segment with data: Request.Encap
 	next     uint32 // next expected sequence number
 	finSeq   uint32
 	start    uint32 // the first stream byte seen: the ISN + 1, or the first payload's

@@ -123,6 +123,9 @@ func (a *Assembler) add(ts time.Time, s *Segment) {
 	}
 	a.busy = h
 	h.lastSeen = now
+	if len(s.Payload) > 0 {
+		h.encap = s.Encap
+	}
 	if s.SYN {
 		a.syn(h, s)
 		return
@@ -337,7 +340,7 @@ func (a *Assembler) onRequest(r *request) {
 	if testHooks {
 		testPanic(a.url)
 	}
-	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Proto: proto, Method: method, URL: a.url, Tunnel: tunnel}
+	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Proto: proto, Method: method, URL: a.url, Encap: h.encap, Tunnel: tunnel}
 	a.Stats.Requests++
 	a.emit(&a.req)
 }

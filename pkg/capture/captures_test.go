@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/urldedupd/urldedupd/internal/tsharktest"
 )
 
 // The captures in testdata/captures were made from real traffic by
@@ -58,38 +60,13 @@ func TestCommittedCaptures(t *testing.T) {
 	}
 }
 
-// tshark finds the same requests. The one justified difference: for an
-// HTTP/1.0 request without a Host header tshark leaves full_uri empty,
-// while urldedupd falls back to the server's address; for those rows the
-// URL is rebuilt here from tshark's own ip.dst, tcp.dstport and uri.
+// tshark finds the same requests (tsharktest.Requests rebuilds the URL of
+// a request without Host as urldedupd does). Every committed capture, of
+// the whole repository, is also checked through urldedupd's replay by
+// cmd/urldedupd's TestEveryCaptureAgreesWithTshark.
 func TestTsharkAgrees(t *testing.T) {
-	if _, err := exec.LookPath("tshark"); err != nil {
-		t.Fatal("tshark is needed (make test installs it): ", err)
-	}
 	for _, path := range committedCaptures {
-		out, err := exec.Command("tshark", "-n", "-r", path, "-Y", "http.request", "-T", "fields",
-			"-E", "aggregator=/s", "-e", "http.request.method", "-e", "http.request.full_uri",
-			"-e", "http.request.uri", "-e", "ip.dst", "-e", "ipv6.dst", "-e", "tcp.dstport").Output()
-		if err != nil {
-			t.Fatalf("tshark: %v", err)
-		}
-		var fromTshark []string
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			f := strings.Split(line, "\t")
-			methods, uris, paths := strings.Fields(f[0]), strings.Fields(f[1]), strings.Fields(f[2])
-			for i, m := range methods {
-				if len(uris) == len(methods) {
-					fromTshark = append(fromTshark, m+" "+uris[i])
-					continue
-				}
-				host := f[3] + f[4]
-				if strings.Contains(host, ":") {
-					host = "[" + host + "]"
-				}
-				fromTshark = append(fromTshark, m+" http://"+host+":"+f[5]+paths[i])
-			}
-		}
-		sort.Strings(fromTshark)
+		fromTshark := tsharktest.Requests(t, path)
 		got, _, err := replay(t, path)
 		sort.Strings(got)
 		if len(got) < 25 || err != nil || !reflect.DeepEqual(got, fromTshark) {

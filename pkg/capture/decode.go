@@ -20,12 +20,14 @@ type decoder struct {
 	v6  bool // the innermost IP header is d.ip6, else d.ip4
 
 	tunnels udpTunnels
+	quic    bool // UDP datagrams that look like QUIC are decodedQUIC
 	frag    *defragmenter
 	// now is the frame's time, for fragment timeouts.
 	now time.Time
 	// reassembled says the frame completed an IP datagram from fragments.
 	reassembled bool
-	// encap is the last frame's encapsulation.
+	// encap is the frame's encapsulation, built as it is decoded and
+	// copied into its Segment.
 	encap Encap
 }
 
@@ -38,6 +40,7 @@ const (
 	decodedFragment              // an IPv4 or IPv6 fragment that did not complete its datagram
 	decodedError                 // malformed
 	decodedNot                   // of a format not decoded (a link type, EtherType ...): counted by reason
+	decodedQUIC                  // a UDP datagram that looks like QUIC (see isQUIC): its addresses and payload in the segment; other too
 )
 
 // newDecoder returns a decoder recognising the given UDP tunnels

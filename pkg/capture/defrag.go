@@ -2,6 +2,7 @@ package capture
 
 import (
 	"time"
+	"unsafe"
 )
 
 // Fragment reassembly (RFC 791, RFC 8200). Fragments are keyed by
@@ -32,6 +33,11 @@ const (
 	DefaultDefragTimeout6  = 60 * time.Second
 	MaxDatagram            = 65535
 )
+
+// DatagramCost is the fixed bytes a datagram in progress takes (its struct
+// and its map entry, rounded up) besides its data, which MaxBytes counts;
+// MaxDatagrams bounds it.
+const DatagramCost = int(unsafe.Sizeof(fragDatagram{})+unsafe.Sizeof(fragKey{})) + 16
 
 // maxFreeDatagrams is how many finished datagrams' buffers are kept for
 // reuse.

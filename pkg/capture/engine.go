@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+
+	"github.com/urldedupd/urldedupd/pkg/quic"
 )
 
 // Options configure an Engine. A nil *Options means the defaults.
@@ -21,6 +23,9 @@ type Options struct {
 	Defrag DefragOptions
 	// Protos selects what is recorded; zero means AllProtos.
 	Protos Protos
+	// QUIC bounds the QUIC connections followed until their ClientHello
+	// (when Protos has ProtoQUIC).
+	QUIC quic.Options
 }
 
 // Stats count what an Engine has seen.
@@ -39,8 +44,9 @@ type Stats struct {
 	// Records are the records emitted, by protocol (counted by the Engine,
 	// for every protocol, in one place: Engine.record).
 	Records [NumProtos]uint64
-	TLS     TLSStats // ClientHellos over TCP
-	H2C     H2CStats // cleartext HTTP/2 connections
+	TLS     TLSStats  // ClientHellos over TCP
+	QUIC    QUICStats // ClientHellos in QUIC Initial packets
+	H2C     H2CStats  // cleartext HTTP/2 connections
 	// Reasons count the Other and Undecoded frames by reason.
 	Reasons Reasons
 }
@@ -49,11 +55,13 @@ type Stats struct {
 // to a protocol known to carry none: all but the undecoded and malformed.
 func (s *Stats) Decoded() uint64 { return s.TCP + s.Other + s.Fragments }
 
-// Engine decodes frames, reassembles TCP and reports HTTP requests. It is
+// Engine decodes frames, reassembles TCP, follows QUIC Initials and
+// reports HTTP requests and ClientHellos. It is
 // not safe for concurrent use; run one per source.
 type Engine struct {
 	dec    *decoder
 	asm    *Assembler
+	quic   *quicReader // nil unless Protos has ProtoQUIC
 	ports  *[65536]bool
 	protos Protos
 	emit   func(*Request)
@@ -90,6 +98,10 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 	}
 	e.asm = NewAssembler(&opts.Assembler, e.record)
 	e.asm.protos = e.protos
+	if e.protos.Has(ProtoQUIC) {
+		e.quic = newQUICReader(&opts.QUIC, e.record)
+		e.dec.quic = true
+	}
 	if len(opts.Ports) > 0 {
 		e.ports = new([65536]bool)
 		for _, p := range opts.Ports {
@@ -105,7 +117,6 @@ func (e *Engine) record(r *Request) {
 	if !e.protos.Has(r.Proto) {
 		return
 	}
-	r.Encap = e.dec.encap
 	e.stats.Records[r.Proto]++
 	e.emit(r)
 }
@@ -124,6 +135,11 @@ func (e *Engine) Packet(p *Packet) {
 	case decodedOther:
 		e.stats.Other++
 		e.stats.Reasons.add(why, 1)
+		return
+	case decodedQUIC:
+		e.stats.Other++
+		e.stats.Reasons.add(why, 1)
+		e.quicDatagram(p)
 		return
 	case decodedNot:
 		e.stats.Undecoded++
@@ -144,10 +160,19 @@ func (e *Engine) Packet(p *Packet) {
 	e.asm.Add(p.Info.Timestamp, &e.seg)
 }
 
+// quicDatagram hands a UDP datagram that looks like QUIC to the QUIC
+// reader, unless Ports leaves out both its ports.
+func (e *Engine) quicDatagram(p *Packet) {
+	if e.ports != nil && !e.ports[e.seg.Dst.Port()] && !e.ports[e.seg.Src.Port()] {
+		return
+	}
+	e.quic.add(p.Info.Timestamp, &e.seg)
+}
+
 // reassembled handles a frame that completed an IP datagram: the frame is
 // counted as a fragment; a TCP segment in the datagram goes to the
-// assembler, a malformed one is counted as an invalid datagram, anything
-// else is not counted further.
+// assembler, a QUIC datagram to the QUIC reader, a malformed one is counted
+// as an invalid datagram, anything else is not counted further.
 func (e *Engine) reassembled(p *Packet, res decodeResult, err error) {
 	e.stats.Fragments++
 	switch res {
@@ -156,6 +181,8 @@ func (e *Engine) reassembled(p *Packet, res decodeResult, err error) {
 			return
 		}
 		e.asm.Add(p.Info.Timestamp, &e.seg)
+	case decodedQUIC:
+		e.quicDatagram(p)
 	case decodedError, decodedFragment:
 		e.dec.frag.stats.Invalid++
 		e.LastError = err
@@ -255,5 +282,8 @@ func (e *Engine) Stats() Stats {
 	s.Assembler = e.asm.CurrentStats()
 	s.TLS = e.asm.tls
 	s.H2C = e.asm.h2c
+	if e.quic != nil {
+		s.QUIC = e.quic.currentStats()
+	}
 	return s
 }

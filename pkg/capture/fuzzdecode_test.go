@@ -2,6 +2,7 @@ package capture
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket/layers"
@@ -38,6 +39,7 @@ func FuzzDecode(f *testing.F) {
 		fr := fragmentIP(t, req, 4096, 6) // one piece: for IPv6 an atomic fragment (offset 0, no more)
 		f.Add(uint16(layers.LinkTypeRaw), fr[0])
 	}
+	addQUICSeeds(f)
 	f.Fuzz(func(t *testing.T, lt uint16, data []byte) {
 		var urls []string
 		e := NewEngine(nil, func(r *Request) {
@@ -55,7 +57,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("frames counted %+v", st)
 		}
 		for _, u := range urls {
-			if len(u) < 7 || u[:7] != "http://" {
+			if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") { // https: a TLS or QUIC ClientHello
 				t.Fatalf("URL %q", u)
 			}
 		}

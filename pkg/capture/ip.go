@@ -119,16 +119,22 @@ func (d *decoder) tcpSegment(data []byte, seg *Segment) (decodeResult, Reason, e
 	if err := t.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
 		return decodedError, Reason{}, err
 	}
-	if d.v6 {
-		seg.Src = netip.AddrPortFrom(netip.AddrFrom16([16]byte(d.ip6.SrcIP.To16())), uint16(t.SrcPort))
-		seg.Dst = netip.AddrPortFrom(netip.AddrFrom16([16]byte(d.ip6.DstIP.To16())), uint16(t.DstPort))
-	} else {
-		seg.Src = netip.AddrPortFrom(netip.AddrFrom4([4]byte(d.ip4.SrcIP.To4())), uint16(t.SrcPort))
-		seg.Dst = netip.AddrPortFrom(netip.AddrFrom4([4]byte(d.ip4.DstIP.To4())), uint16(t.DstPort))
-	}
+	d.addrs(seg, uint16(t.SrcPort), uint16(t.DstPort))
 	seg.Seq, seg.SYN, seg.ACK, seg.FIN, seg.RST = t.Seq, t.SYN, t.ACK, t.FIN, t.RST
 	seg.Payload = t.Payload
+	seg.Encap = d.encap
 	return decodedTCP, Reason{}, nil
+}
+
+// addrs sets seg's addresses from the innermost IP header and the ports.
+func (d *decoder) addrs(seg *Segment, src, dst uint16) {
+	if d.v6 {
+		seg.Src = netip.AddrPortFrom(netip.AddrFrom16([16]byte(d.ip6.SrcIP.To16())), src)
+		seg.Dst = netip.AddrPortFrom(netip.AddrFrom16([16]byte(d.ip6.DstIP.To16())), dst)
+	} else {
+		seg.Src = netip.AddrPortFrom(netip.AddrFrom4([4]byte(d.ip4.SrcIP.To4())), src)
+		seg.Dst = netip.AddrPortFrom(netip.AddrFrom4([4]byte(d.ip4.DstIP.To4())), dst)
+	}
 }
 
 // gre decodes a GRE header (RFC 2784/2890: checksum, key and sequence

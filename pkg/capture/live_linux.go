@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gopacket/gopacket/afpacket"
 	"github.com/gopacket/gopacket/layers"
 	"golang.org/x/net/bpf"
 )
@@ -25,14 +24,14 @@ type LiveOptions struct {
 }
 
 // LiveSource captures from a network interface through AF_PACKET with a
-// memory-mapped TPACKET_V3 ring: no copy from the kernel, and the kernel's
-// drop count is read from the socket.
+// memory-mapped TPACKET_V3 ring (ring_linux.go): no copy from the kernel
+// (but for a frame whose VLAN tag the kernel stripped: it is put back),
+// and the kernel's drop count is read from the socket.
 type LiveSource struct {
-	tp      *afpacket.TPacket
+	r       *ring
 	iface   string
 	index   int
 	link    layers.LinkType
-	drops   uint64
 	checked time.Time // when the interface was last seen to exist
 }
 
@@ -60,42 +59,31 @@ func OpenLive(iface string, opts *LiveOptions) (*LiveSource, error) {
 	if ring <= 0 {
 		ring = 64 << 20
 	}
-	tp, err := afpacket.NewTPacket(
-		afpacket.OptInterface(iface),
-		afpacket.TPacketVersion3,
-		afpacket.OptFrameSize(liveFrameSize),
-		afpacket.OptBlockSize(liveBlockSize),
-		afpacket.OptNumBlocks(max(ring/liveBlockSize, 2)),
-		afpacket.OptPollTimeout(100*time.Millisecond),
-		afpacket.OptBlockTimeout(10*time.Millisecond),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("capture: open %s: %w", iface, err)
-	}
-	s := &LiveSource{tp: tp, iface: iface, index: ifi.Index, link: link, checked: time.Now()}
+	var prog []bpf.RawInstruction
 	if opts.BPF != "" {
-		prog, err := compileBPF(opts.BPF, link)
-		if err == nil {
-			err = tp.SetBPF(prog)
-		}
-		if err != nil {
-			tp.Close()
+		if prog, err = compileBPF(opts.BPF, link); err != nil {
 			return nil, fmt.Errorf("capture: --bpf %q: %w", opts.BPF, err)
 		}
 	}
-	if err := tp.InitSocketStats(); err != nil {
-		tp.Close()
-		return nil, fmt.Errorf("capture: %s: socket statistics: %w", iface, err)
+	r, err := openRing(ifi.Index, link == layers.LinkTypeEthernet, liveBlockSize, max(ring/liveBlockSize, 2), liveFrameSize, prog,
+		100*time.Millisecond, 10*time.Millisecond)
+	if err != nil {
+		if len(prog) > 0 {
+			return nil, fmt.Errorf("capture: open %s with --bpf %q: %w", iface, opts.BPF, err)
+		}
+		return nil, fmt.Errorf("capture: open %s: %w", iface, err)
 	}
-	return s, nil
+	return &LiveSource{r: r, iface: iface, index: ifi.Index, link: link, checked: time.Now()}, nil
 }
 
 // Next reads the next frame, or returns ErrNoPacket when none came within
 // the poll timeout (100 ms), so the caller can look at its context.
 func (s *LiveSource) Next(p *Packet) error {
-	data, ci, err := s.tp.ZeroCopyReadPacketData()
+	ok, err := s.r.next(p)
 	switch {
-	case errors.Is(err, afpacket.ErrTimeout), errors.Is(err, afpacket.ErrPoll):
+	case err != nil:
+		return fmt.Errorf("capture: %s: %w", s.iface, err)
+	case !ok:
 		// A socket bound to a deleted interface just goes quiet: look,
 		// at most once a second, whether it is still there.
 		if time.Since(s.checked) >= time.Second {
@@ -105,25 +93,18 @@ func (s *LiveSource) Next(p *Packet) error {
 			s.checked = time.Now()
 		}
 		return ErrNoPacket
-	case err != nil:
-		return fmt.Errorf("capture: %s: %w", s.iface, err)
 	}
-	p.Data, p.Info, p.Link = data, ci, s.link
+	p.Link = s.link
 	return nil
 }
 
 // Drops returns the frames the kernel dropped since the capture started
 // (the ring was full).
-func (s *LiveSource) Drops() uint64 {
-	if _, v3, err := s.tp.SocketStats(); err == nil {
-		s.drops = uint64(v3.Drops())
-	}
-	return s.drops
-}
+func (s *LiveSource) Drops() uint64 { return s.r.dropped() }
 
 // Close closes the socket.
 func (s *LiveSource) Close() error {
-	s.tp.Close()
+	s.r.close()
 	return nil
 }
 

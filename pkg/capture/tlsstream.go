@@ -134,7 +134,7 @@ func (p *reqParser) collectTLS(t *TLSStats) {
 // https://SNI[:port]/, or the server's address without SNI.
 func (a *Assembler) onHello(r *request) {
 	h := a.cur
-	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Proto: ProtoTLS}
+	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Proto: ProtoTLS, Encap: h.encap}
 	if err := tlshello.Parse(r.hello, &a.req.Hello); err != nil {
 		a.tls.Errors++
 		return

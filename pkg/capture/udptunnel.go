@@ -74,14 +74,30 @@ func (u *udpTunnels) kind(src, dst uint16) EncapLayer {
 	return 0
 }
 
-// udp decodes a UDP datagram: a tunnel by its port, else other.
+// udpPayload returns a UDP datagram's payload: up to the UDP length when
+// it is within the packet, else the rest of the packet.
+func udpPayload(data []byte) []byte {
+	if n := int(binary.BigEndian.Uint16(data[4:])); n >= 8 && n <= len(data) {
+		return data[8:n]
+	}
+	return data[8:]
+}
+
+// udp decodes a UDP datagram: a tunnel by its port; QUIC (when d.quic),
+// its addresses and payload in seg; else other.
 func (d *decoder) udp(data []byte, seg *Segment) (decodeResult, Reason, error) {
 	if len(data) < 8 {
 		return decodedError, Reason{}, errShortUDP
 	}
 	be := binary.BigEndian
-	kind := d.tunnels.kind(be.Uint16(data), be.Uint16(data[2:]))
+	src, dst := be.Uint16(data), be.Uint16(data[2:])
+	kind := d.tunnels.kind(src, dst)
 	if kind == 0 {
+		if p := udpPayload(data); d.quic && isQUIC(p, src, dst) {
+			d.addrs(seg, src, dst)
+			seg.Payload = p
+			return decodedQUIC, Reason{ReasonIPProtocol, 17}, nil
+		}
 		return decodedOther, Reason{ReasonIPProtocol, 17}, nil
 	}
 	if !d.encap.push(kind) {

@@ -122,6 +122,7 @@ var (
 	descTLSECH      = srcDesc("tls_ech_hellos_total", "TLS ClientHellos with an encrypted_client_hello extension (the name recorded is the public one).")
 	descTLSErrors   = srcDesc("tls_hello_errors_total", "TLS handshakes that started like a ClientHello but could not be parsed.")
 	descTLSTooLarge = srcDesc("tls_hellos_too_large_total", "TLS handshakes longer than the ClientHello cap, not recorded.")
+	descQUIC        = quicDescs()
 	descH2CConns    = srcDesc("h2c_connections_total", "Client streams decoded as cleartext HTTP/2 (h2c): with the preface, or after an accepted Upgrade: h2c.")
 	descH2CUpgrades = srcDesc("h2c_upgrades_total", "Of the h2c connections, those after an HTTP/1.1 Upgrade: h2c request.")
 	descH2CGivenUp  = prometheus.NewDesc("urldedupd_capture_h2c_given_up_total",
@@ -137,6 +138,16 @@ var (
 	descDistinct  = prometheus.NewDesc("urldedupd_estimated_distinct_urls", "Distinct URLs recorded, by linear counting.", nil, nil)
 	descBitsSet   = prometheus.NewDesc("urldedupd_bits_set", "Bits set in the bitmap.", nil, nil)
 )
+
+// quicDescs describes capture.QUICStats' counters, in Counters' order:
+// urldedupd_capture_quic_NAME_total{source}.
+func quicDescs() []*prometheus.Desc {
+	var ds []*prometheus.Desc
+	for _, c := range new(capture.QUICStats).Counters() {
+		ds = append(ds, srcDesc("quic_"+c.Name+"_total", "QUIC: "+c.Help+"."))
+	}
+	return ds
+}
 
 func srcDesc(name, help string) *prometheus.Desc {
 	return prometheus.NewDesc("urldedupd_capture_"+name, help, []string{"source"}, nil)
@@ -155,6 +166,9 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPackets, descBytes, descRequests, descNew, descDup, descParseErr,
 		descGaps, descDrops, descPanics, descOverflow, descDenied, descEvicted, descOther, descFragments, descDatagrams, descFragDrop, descMalformed, descUndecoded, descLate, descNonHTTP,
 		descRecords, descTLSNoSNI, descTLSECH, descTLSErrors, descTLSTooLarge, descH2CConns, descH2CUpgrades, descH2CGivenUp, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
+		ch <- d
+	}
+	for _, d := range descQUIC {
 		ch <- d
 	}
 }
@@ -197,6 +211,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			n      uint64
 		}{{"frame", st.H2C.FrameErrors}, {"hpack", st.H2C.HPACKErrors}, {"over_cap", st.H2C.OverCap}, {"lost", st.H2C.Lost}} {
 			ch <- prometheus.MustNewConstMetric(descH2CGivenUp, prometheus.CounterValue, float64(r.n), name, r.reason)
+		}
+		for i, q := range st.QUIC.Counters() {
+			counter(descQUIC[i], q.Value)
 		}
 		counter(descOther, st.Other)
 		counter(descMalformed, st.DecodeErrors)

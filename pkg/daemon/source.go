@@ -226,6 +226,7 @@ func addStats(a, b capture.Stats) capture.Stats {
 	a.TLS.ECH += b.TLS.ECH
 	a.TLS.Errors += b.TLS.Errors
 	a.TLS.TooLarge += b.TLS.TooLarge
+	a.QUIC.Add(&b.QUIC)
 	a.H2C.Connections += b.H2C.Connections
 	a.H2C.Upgrades += b.H2C.Upgrades
 	a.H2C.FrameErrors += b.H2C.FrameErrors

@@ -1,0 +1,111 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// quicCaptures are pkg/quic's committed captures of quic-go exchanges (v1,
+// v2, a ClientHello over two Initials, a Retry, a version negotiation, two
+// connections from one socket); next to each, NAME.jsonl is what
+// `replay --json` must print for it (made again with the captures:
+// QUIC_WRITE_CAPTURES=1 in pkg/quic, then this output checked by hand).
+func quicCaptures(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "..", "pkg", "quic", "testdata", "quicgo-*.pcap"))
+	if err != nil || len(paths) < 6 {
+		t.Fatalf("QUIC captures: %v %q", err, paths)
+	}
+	return paths
+}
+
+// Replay of each QUIC capture prints the committed records, counts them
+// as quic in the summary with nothing failing authentication; a second
+// replay into the same state finds them all dup; --proto without quic
+// records nothing from them.
+func TestReplayQUIC(t *testing.T) {
+	for _, pcap := range quicCaptures(t) {
+		name := strings.TrimSuffix(filepath.Base(pcap), ".pcap")
+		t.Run(name, func(t *testing.T) {
+			want, err := os.ReadFile(strings.TrimSuffix(pcap, ".pcap") + ".jsonl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(t.TempDir(), "state")
+			if out, err := exec.Command(binary, "--dir", dir, "init").CombinedOutput(); err != nil {
+				t.Fatalf("init: %v %s", err, out)
+			}
+			out, stderr, code := run(t, nil, "--dir", dir, "replay", "--json", pcap)
+			if code != 0 || out != string(want) {
+				t.Fatalf("exit %d\ngot  %s\nwant %s\n%s", code, out, want, stderr)
+			}
+			n := uint64(strings.Count(out, "\n"))
+			sum := lastJSON(t, stderr)
+			if sum["records:quic"] != n || sum["new"] != n || sum["quic_hellos"] != n || sum["quic_auth_failed"] != 0 || sum["quic_malformed"] != 0 || sum["quic_hello_errors"] != 0 {
+				t.Errorf("%d records, summary %v", n, sum)
+			}
+			out, _, code = run(t, nil, "--dir", dir, "replay", "--json", pcap)
+			if code != 0 || strings.Count(out, `"new":false`) != int(n) {
+				t.Errorf("second replay: exit %d, %s", code, out)
+			}
+			out, stderr, code = run(t, nil, "--dir", dir, "replay", "--json", "--proto", "http,tls,h2c", pcap)
+			if sum := lastJSON(t, stderr); code != 0 || out != "" || sum["records:quic"] != 0 || sum["quic_datagrams"] != 0 {
+				t.Errorf("--proto http,tls,h2c: exit %d, records %q, summary %v", code, out, sum)
+			}
+		})
+	}
+}
+
+func lastJSON(t *testing.T, stderr string) map[string]uint64 {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	var sum map[string]uint64
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+		t.Fatalf("summary: %v\n%s", err, stderr)
+	}
+	return sum
+}
+
+// tshark, which derives the Initial keys and decrypts the ClientHellos
+// itself, finds the server names replay records. It shows every
+// ClientHello it decrypts, the ones a client sends again after a Retry or
+// a version negotiation too (the same connection, recorded once by
+// urldedupd): its distinct names in order are compared.
+func TestReplayQUICTshark(t *testing.T) {
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Fatal("tshark is needed (make test installs it): ", err)
+	}
+	for _, pcap := range quicCaptures(t) {
+		out, err := exec.Command("tshark", "-n", "-r", pcap, "-Y", "quic && tls.handshake.type==1",
+			"-T", "fields", "-e", "tls.handshake.extensions_server_name").Output()
+		if err != nil {
+			t.Fatalf("tshark %s: %v", pcap, err)
+		}
+		var theirs []string
+		for _, l := range strings.Fields(string(out)) {
+			if len(theirs) == 0 || theirs[len(theirs)-1] != l {
+				theirs = append(theirs, l)
+			}
+		}
+		dir := filepath.Join(t.TempDir(), "state")
+		if out, err := exec.Command(binary, "--dir", dir, "init").CombinedOutput(); err != nil {
+			t.Fatalf("init: %v %s", err, out)
+		}
+		recs, stderr, code := run(t, nil, "--dir", dir, "replay", "--dry-run", "--json", pcap)
+		var ours []string
+		for _, l := range strings.Split(strings.TrimSpace(recs), "\n") {
+			var r struct{ Proto, SNI string }
+			if err := json.Unmarshal([]byte(l), &r); err != nil || r.Proto != "quic" {
+				t.Fatalf("%s: record %q: %v", pcap, l, err)
+			}
+			ours = append(ours, r.SNI)
+		}
+		if code != 0 || len(ours) == 0 || strings.Join(ours, " ") != strings.Join(theirs, " ") {
+			t.Errorf("%s: exit %d, names %q, tshark %q\n%s", pcap, code, ours, theirs, stderr)
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/urldedupd/urldedupd/internal/tsharktest"
+)
+
+// captureTable says, for a committed capture, how tshark must be told to
+// read it and where urldedupd and tshark justly differ. A capture not in
+// the table is read with no -d and must agree exactly.
+var captureTable = map[string]struct {
+	decodeAs []string // tshark -d, for odd ports and tunnels
+	// differences: requests only urldedupd reports ("+METHOD URL") or only
+	// tshark ("-METHOD URL"), each with the reason it is right.
+	differences map[string]string
+	// noHTTP, when set, says why the capture holds no HTTP/1.x request
+	// at all (both must then find none).
+	noHTTP string
+}{
+	// Made by scripts/make-captures.sh (curl to python's http.server on
+	// 8080, which tshark's heuristics read as HTTP): no difference.
+	"pkg/capture/testdata/captures/http.pcap":     {},
+	"pkg/capture/testdata/captures/http-any.pcap": {},
+	// Made by scripts/make-tls-captures.sh: TLS ClientHellos only;
+	// TestTLSCaptureAgainstTshark checks their server names.
+	"pkg/capture/testdata/captures/tls.pcap": {noHTTP: "TLS only"},
+	// Made by pkg/quic's TestQuicGo (QUIC_WRITE_CAPTURES=1): QUIC only;
+	// TestReplayQUICTshark checks their server names.
+	"pkg/quic/testdata/quicgo-retry.pcap":               {noHTTP: "QUIC only"},
+	"pkg/quic/testdata/quicgo-two-connections.pcap":     {noHTTP: "QUIC only"},
+	"pkg/quic/testdata/quicgo-v1-two-initials.pcap":     {noHTTP: "QUIC only"},
+	"pkg/quic/testdata/quicgo-v1.pcap":                  {noHTTP: "QUIC only"},
+	"pkg/quic/testdata/quicgo-v2.pcap":                  {noHTTP: "QUIC only"},
+	"pkg/quic/testdata/quicgo-version-negotiation.pcap": {noHTTP: "QUIC only"},
+}
+
+// Every capture committed to the repository (git ls-files), replayed by
+// urldedupd (--json, every HTTP/1.x record) and read by tshark (-Y
+// http.request; the TLS, QUIC and h2c records are checked against
+// tshark's fields for them in TestTLSCaptureAgainstTshark and the
+// like):
+// the same requests, method and URL, as multisets. A difference fails
+// unless captureTable explains it; an explained difference that no longer
+// occurs fails too, so that the table stays true.
+func TestEveryCaptureAgreesWithTshark(t *testing.T) {
+	out, err := exec.Command("git", "-C", "../..", "ls-files", "*.pcap", "*.pcapng", "*.pcap.gz", "*.pcapng.gz", "*.cap").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	files := strings.Fields(string(out))
+	if len(files) == 0 {
+		t.Fatal("no committed capture found")
+	}
+	for name := range captureTable {
+		if !slices.Contains(files, name) {
+			t.Errorf("captureTable names %s, which is not committed", name)
+		}
+	}
+	for _, name := range files {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("../..", name)
+			entry := captureTable[name]
+			fromTshark := tsharktest.Requests(t, path, entry.decodeAs...)
+			stdout, stderr, code := run(t, nil, "--dir", filepath.Join(t.TempDir(), "state"), "replay", "--json", path)
+			if code != 0 {
+				t.Fatalf("replay: exit %d: %s", code, stderr)
+			}
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+				var r struct {
+					Method, URL, Proto string
+					Tunnel             bool
+				}
+				if err := json.Unmarshal([]byte(l), &r); err != nil {
+					t.Fatalf("record %q: %v", l, err)
+				}
+				if r.Proto != "" { // TLS, QUIC and h2c records: checked against tshark's own fields by their tests
+					continue
+				}
+				if r.Tunnel { // a CONNECT's URL is its authority; tshark's full_uri is http://AUTHORITY
+					r.URL = "http://" + r.URL
+				}
+				got = append(got, r.Method+" "+r.URL)
+			}
+			sort.Strings(got)
+			diff := map[string]bool{}
+			for _, d := range multisetDiff(got, fromTshark, "+") {
+				diff[d] = true
+			}
+			for _, d := range multisetDiff(fromTshark, got, "-") {
+				diff[d] = true
+			}
+			for d := range diff {
+				if entry.differences[d] == "" {
+					t.Errorf("unexplained: %s (+ urldedupd only, - tshark only)", d)
+				}
+			}
+			for d := range entry.differences {
+				if !diff[d] {
+					t.Errorf("the table explains %s, which no longer differs", d)
+				}
+			}
+			if len(got) == 0 && len(fromTshark) == 0 && entry.noHTTP == "" {
+				t.Errorf("neither finds a request: the comparison tests nothing")
+			}
+			if entry.noHTTP != "" && len(got)+len(fromTshark) > 0 {
+				t.Errorf("the table says %q, but %d and %d requests were found", entry.noHTTP, len(got), len(fromTshark))
+			}
+		})
+	}
+}
+
+// multisetDiff returns the items of a, with their repeats, that b does not
+// have as many times, each prefixed with sign.
+func multisetDiff(a, b []string, sign string) []string {
+	n := map[string]int{}
+	for _, s := range b {
+		n[s]++
+	}
+	var d []string
+	for _, s := range a {
+		if n[s] > 0 {
+			n[s]--
+			continue
+		}
+		d = append(d, sign+s)
+	}
+	return d
+}

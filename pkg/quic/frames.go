@@ -1,0 +1,134 @@
+package quic
+
+// Frame types an Initial packet may carry (RFC 9000 §12.4, Table 3).
+const (
+	framePadding   = 0x00
+	framePing      = 0x01
+	frameAck       = 0x02
+	frameAckECN    = 0x03
+	frameCrypto    = 0x06
+	frameConnClose = 0x1c
+)
+
+// maxStreamOffset is the largest offset plus length of stream or CRYPTO
+// data (RFC 9000 §19.6).
+const maxStreamOffset = 1<<62 - 1
+
+// cryptoFunc takes the data of a CRYPTO frame at its stream offset.
+type cryptoFunc func(offset uint64, data []byte)
+
+// walkFrames checks every frame of p, an Initial packet's plaintext, and
+// then, only if all are allowed and well formed, calls fn with each CRYPTO
+// frame's data: a packet with one bad frame is not trusted at all.
+func walkFrames(p []byte, fn cryptoFunc) error {
+	if err := frames(p, nil); err != nil {
+		return err
+	}
+	return frames(p, fn)
+}
+
+func frames(p []byte, fn cryptoFunc) error {
+	for len(p) > 0 {
+		typ, w := varint(p)
+		if w == 0 {
+			return errVarint
+		}
+		p = p[w:]
+		switch typ {
+		case framePadding:
+			for len(p) > 0 && p[0] == 0 {
+				p = p[1:]
+			}
+		case framePing:
+		case frameAck, frameAckECN:
+			var err error
+			if p, err = ackFrame(p, typ == frameAckECN); err != nil {
+				return err
+			}
+		case frameCrypto:
+			off, w1 := varint(p)
+			n, w2 := varint(p[w1:])
+			if w1 == 0 || w2 == 0 {
+				return errVarint
+			}
+			p = p[w1+w2:]
+			if n > uint64(len(p)) || off+n > maxStreamOffset {
+				return errFrameData
+			}
+			if fn != nil {
+				fn(off, p[:n])
+			}
+			p = p[n:]
+		case frameConnClose:
+			var reason uint64
+			var err error
+			if p, err = skipVarints(p, 2); err != nil { // error code, frame type
+				return err
+			}
+			reason, w = varint(p)
+			if w == 0 {
+				return errVarint
+			}
+			if p = p[w:]; reason > uint64(len(p)) {
+				return errFrameData
+			}
+			p = p[reason:]
+		default:
+			return errFrame
+		}
+	}
+	return nil
+}
+
+// ackFrame reads an ACK frame's fields (RFC 9000 §19.3) after its type,
+// checking that no range goes below packet number 0, and returns what
+// follows it.
+func ackFrame(p []byte, ecn bool) ([]byte, error) {
+	var f [4]uint64 // largest acknowledged, ack delay, range count, first range
+	for i := range f {
+		v, w := varint(p)
+		if w == 0 {
+			return nil, errVarint
+		}
+		f[i], p = v, p[w:]
+	}
+	largest, count, first := f[0], f[2], f[3]
+	if first > largest {
+		return nil, errFrameData
+	}
+	smallest := largest - first
+	// Each range takes at least 2 bytes: a count larger than what is left
+	// is malformed, found before looping over it.
+	if count > uint64(len(p))/2 {
+		return nil, errFrameData
+	}
+	for range count {
+		gap, w1 := varint(p)
+		n, w2 := varint(p[w1:])
+		if w1 == 0 || w2 == 0 {
+			return nil, errVarint
+		}
+		p = p[w1+w2:]
+		// The next range's largest is smallest - gap - 2, its smallest
+		// that minus n: neither may be negative.
+		if gap+2 > smallest || n > smallest-gap-2 {
+			return nil, errFrameData
+		}
+		smallest = smallest - gap - 2 - n
+	}
+	if ecn {
+		return skipVarints(p, 3)
+	}
+	return p, nil
+}
+
+func skipVarints(p []byte, n int) ([]byte, error) {
+	for range n {
+		_, w := varint(p)
+		if w == 0 {
+			return nil, errVarint
+		}
+		p = p[w:]
+	}
+	return p, nil
+}
