@@ -19,6 +19,19 @@ type H2CStats struct {
 	Lost        uint64 // given up on bytes lost in a frame header or header block, or on the memory caps
 }
 
+// h2Counts are what a parser has to count for H2CStats, collected by
+// the assembler: a stream starts HTTP/2 and is given up at most once.
+type h2Counts uint8
+
+const (
+	h2Conn h2Counts = 1 << iota
+	h2Upgraded
+	h2FrameError
+	h2HPACKError
+	h2OverCap
+	h2Lost
+)
+
 // prefaceLine is the first line of the HTTP/2 connection preface.
 const prefaceLine = "PRI * HTTP/2.0\r\n"
 
@@ -26,9 +39,9 @@ const prefaceLine = "PRI * HTTP/2.0\r\n"
 func (p *reqParser) startH2C(start h2c.Start) {
 	p.h2 = h2c.NewDecoder(start)
 	p.state = stH2C
-	p.h2Conns++
+	p.h2Counts |= h2Conn
 	if start == h2c.Upgraded {
-		p.h2Upgrades++
+		p.h2Counts |= h2Upgraded
 	}
 }
 
@@ -48,13 +61,13 @@ func (p *reqParser) feedH2C(data []byte, emit func(*request)) {
 func (p *reqParser) stopH2C(err error) {
 	switch {
 	case errors.Is(err, h2c.ErrHPACK):
-		p.h2Errs.HPACKErrors++
+		p.h2Counts |= h2HPACKError
 	case errors.Is(err, h2c.ErrHeaderBlock), errors.Is(err, h2c.ErrTableSize):
-		p.h2Errs.OverCap++
+		p.h2Counts |= h2OverCap
 	case errors.Is(err, h2c.ErrLost):
-		p.h2Errs.Lost++
+		p.h2Counts |= h2Lost
 	default:
-		p.h2Errs.FrameErrors++
+		p.h2Counts |= h2FrameError
 	}
 	p.h2 = nil
 	p.state = stSkip
@@ -70,13 +83,20 @@ func (p *reqParser) h2Held() int {
 
 // collectH2C moves the parser's HTTP/2 counts into s.
 func (p *reqParser) collectH2C(s *H2CStats) {
-	s.Connections += p.h2Conns
-	s.Upgrades += p.h2Upgrades
-	s.FrameErrors += p.h2Errs.FrameErrors
-	s.HPACKErrors += p.h2Errs.HPACKErrors
-	s.OverCap += p.h2Errs.OverCap
-	s.Lost += p.h2Errs.Lost
-	p.h2Conns, p.h2Upgrades, p.h2Errs = 0, 0, H2CStats{}
+	c := p.h2Counts
+	if c == 0 {
+		return
+	}
+	for _, f := range [...]struct {
+		bit h2Counts
+		n   *uint64
+	}{{h2Conn, &s.Connections}, {h2Upgraded, &s.Upgrades}, {h2FrameError, &s.FrameErrors},
+		{h2HPACKError, &s.HPACKErrors}, {h2OverCap, &s.OverCap}, {h2Lost, &s.Lost}} {
+		if c&f.bit != 0 {
+			*f.n++
+		}
+	}
+	p.h2Counts = 0
 }
 
 // appendH2URL appends the URL of an HTTP/2 request sent to server:

@@ -49,13 +49,11 @@ type reqParser struct {
 	tlsTooLarge uint8
 
 	// HTTP/2 in cleartext (see h2c.go)
-	h2On       bool         // decode HTTP/2 streams (else they are skipped as StreamHTTP2)
-	h2         *h2c.Decoder // in state stH2C
-	upgrade    bool         // the request being parsed asked for "Upgrade: h2c"
-	h2Upgrade  bool         // the last request did: its server may have switched to HTTP/2
-	h2Conns    uint64       // counts, read by the assembler
-	h2Upgrades uint64
-	h2Errs     H2CStats
+	h2On      bool         // decode HTTP/2 streams (else they are skipped as StreamHTTP2)
+	h2        *h2c.Decoder // in state stH2C
+	upgrade   bool         // the request being parsed asked for "Upgrade: h2c"
+	h2Upgrade bool         // the last request did: its server may have switched to HTTP/2
+	h2Counts  h2Counts     // not yet collected (collectH2C)
 }
 
 type parseState uint8
