@@ -240,6 +240,10 @@ func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 			q.Datagrams, q.Decrypted, q.AuthFailed, q.UnknownVersion, q.Malformed, q.Conns, q.Evicted, q.Expired)
 		fmt.Fprintf(w, "QUIC ClientHellos %d  without SNI %d  with ECH %d  unparsable %d  not a ClientHello %d\n", q.Hellos, q.NoSNI, q.ECH, q.Errors, q.NotHello)
 	}
+	if h := s.H2C; h != (capture.H2CStats{}) {
+		fmt.Fprintf(w, "h2c connections %d  upgraded %d  given up: framing errors %d  HPACK errors %d  over the header caps %d  bytes lost or memory cap %d\n",
+			h.Connections, h.Upgrades, h.FrameErrors, h.HPACKErrors, h.OverCap, h.Lost)
+	}
 	var other []byte
 	for k, n := range a.NonHTTP {
 		if n > 0 {
@@ -294,6 +298,12 @@ type jsonSummary struct {
 	TLSECH         uint64 `json:"tls_ech_hellos"`
 	TLSErrors      uint64 `json:"tls_hello_errors"`
 	TLSTooLarge    uint64 `json:"tls_hellos_too_large"`
+	H2CConns       uint64 `json:"h2c_connections"`
+	H2CUpgrades    uint64 `json:"h2c_upgrades"`
+	H2CFrameErrors uint64 `json:"h2c_frame_errors"`
+	H2CHPACKErrors uint64 `json:"h2c_hpack_errors"`
+	H2COverCap     uint64 `json:"h2c_over_cap"`
+	H2CLost        uint64 `json:"h2c_lost"`
 }
 
 // appendReasons adds the frames without TCP by reason to the summary
@@ -328,7 +338,9 @@ func writeJSONSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 		DecodeErrors: s.DecodeErrors, Fragments: s.Fragments,
 		Reassembled: s.Defrag.Reassembled, FragTimeouts: s.Defrag.Timeouts, FragEvicted: s.Defrag.Evicted, FragInvalid: s.Defrag.Invalid, Overflows: a.Overflows, SegmentsDenied: a.SegmentsDenied,
 		Evicted: a.Evicted, Invalid: c.Invalid, Panics: s.Panics, LateSegments: a.LateSegments, Other: s.Other, Undecoded: s.Undecoded,
-		TLSNoSNI: s.TLS.NoSNI, TLSECH: s.TLS.ECH, TLSErrors: s.TLS.Errors, TLSTooLarge: s.TLS.TooLarge})
+		TLSNoSNI: s.TLS.NoSNI, TLSECH: s.TLS.ECH, TLSErrors: s.TLS.Errors, TLSTooLarge: s.TLS.TooLarge,
+		H2CConns: s.H2C.Connections, H2CUpgrades: s.H2C.Upgrades, H2CFrameErrors: s.H2C.FrameErrors,
+		H2CHPACKErrors: s.H2C.HPACKErrors, H2COverCap: s.H2C.OverCap, H2CLost: s.H2C.Lost})
 	b = appendReasons(b, &s.Reasons)
 	b = b[:len(b)-1]              // the closing brace
 	for p, n := range s.Records { // every protocol, selected or not: "records:tls": 3

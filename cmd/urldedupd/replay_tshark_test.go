@@ -31,6 +31,14 @@ var captureTable = map[string]struct {
 	// Made by scripts/make-tls-captures.sh: TLS ClientHellos only;
 	// TestTLSCaptureAgainstTshark checks their server names.
 	"pkg/capture/testdata/captures/tls.pcap": {noHTTP: "TLS only"},
+	// Made by scripts/make-h2c-captures.sh: cleartext HTTP/2 with prior
+	// knowledge only; pkg/capture's TestH2CTsharkAgrees checks its requests
+	// against tshark's http2 fields.
+	"pkg/capture/testdata/captures/h2c-prior.pcap": {noHTTP: "h2c with prior knowledge only"},
+	// The same script: HTTP/1.1 requests with "Upgrade: h2c", accepted on
+	// 8082 (the HTTP/2 requests after them are h2c records, checked by
+	// TestH2CTsharkAgrees) and declined on 8083: no difference.
+	"pkg/capture/testdata/captures/h2c-upgrade.pcap": {decodeAs: []string{"tcp.port==8082,http", "tcp.port==8083,http"}},
 	// Made by pkg/quic's TestQuicGo (QUIC_WRITE_CAPTURES=1): QUIC only;
 	// TestReplayQUICTshark checks their server names.
 	"pkg/quic/testdata/quicgo-retry.pcap":               {noHTTP: "QUIC only"},

@@ -29,7 +29,7 @@ type AssemblerOptions struct {
 	// carried data within the second, segments of new ones are ignored
 	// (and counted, SegmentsDenied).
 	// Each costs FlowCost bytes besides what MaxBuffer counts: the default
-	// bounds that to about 124 MiB.
+	// bounds that to about 132 MiB.
 	MaxFlows int
 	// IdleTimeout ends a connection that has sent nothing for this long,
 	// in packet time (never wall-clock time, so replays behave like live

@@ -2,6 +2,8 @@ package capture
 
 import (
 	"time"
+
+	"github.com/urldedupd/urldedupd/pkg/h2c"
 )
 
 // Assembler reassembles the client-to-server direction of TCP connections
@@ -28,6 +30,7 @@ type Assembler struct {
 	url       []byte
 	protos    Protos   // what is recorded: a stream of another protocol is not parsed
 	tls       TLSStats // read by Engine.Stats
+	h2c       H2CStats // read by Engine.Stats, after CurrentStats
 
 	Stats AssemblerStats
 }
@@ -290,6 +293,7 @@ func (a *Assembler) parserOf(h *half) *reqParser {
 	if h.parser == nil {
 		h.parser = newReqParser(a.opts.MaxLine)
 		h.parser.tls = a.protos.Has(ProtoTLS)
+		h.parser.h2On = a.protos.Has(ProtoH2C)
 	}
 	return h.parser
 }
@@ -303,11 +307,14 @@ func (a *Assembler) account(h *half) {
 	p := h.parser
 	a.Stats.Overflows += p.overflows
 	p.overflows = 0
-	n := cap(p.line) + cap(p.req)
+	n := cap(p.line) + cap(p.req) + p.h2Held()
 	a.buffered += n - h.lineCap
 	h.lineCap = n
 	if n > 0 && (h.oooBytes+n > a.opts.MaxFlowBuffer || a.buffered > a.opts.MaxBuffer) {
-		if p.holding() {
+		if p.h2 != nil { // the decoder's table cannot be dropped and kept in step
+			a.Stats.Overflows++
+			p.stopH2C(h2c.ErrLost)
+		} else if p.holding() {
 			a.Stats.Overflows++
 			p.gap(-1)
 		}
@@ -323,11 +330,17 @@ func (a *Assembler) onRequest(r *request) {
 		return
 	}
 	h := a.cur
-	a.url = appendURL(a.url[:0], r, h.key.dst)
+	proto, method, tunnel := ProtoHTTP, r.method, r.tunnel
+	if r.h2 != nil {
+		proto, method = ProtoH2C, r.h2.Method
+		a.url, tunnel = appendH2URL(a.url[:0], r.h2, r.dest, h.key.dst)
+	} else {
+		a.url = appendURL(a.url[:0], r, h.key.dst)
+	}
 	if testHooks {
 		testPanic(a.url)
 	}
-	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Method: r.method, URL: a.url, Encap: h.encap, Tunnel: r.tunnel}
+	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Proto: proto, Method: method, URL: a.url, Encap: h.encap, Tunnel: tunnel}
 	a.Stats.Requests++
 	a.emit(&a.req)
 }
@@ -446,6 +459,7 @@ func (a *Assembler) closeParser(h *half) {
 		p.close(a.onRequest)
 		p.collect(&a.Stats)
 		p.collectTLS(&a.tls)
+		p.collectH2C(&a.h2c)
 		p.line, p.req = nil, nil
 		a.buffered -= h.lineCap
 		h.lineCap = 0
@@ -600,6 +614,7 @@ func (a *Assembler) collectErrors() {
 		if h.parser != nil {
 			h.parser.collect(&a.Stats)
 			h.parser.collectTLS(&a.tls)
+			h.parser.collectH2C(&a.h2c)
 		}
 	}
 }

@@ -46,6 +46,7 @@ type Stats struct {
 	Records [NumProtos]uint64
 	TLS     TLSStats  // ClientHellos over TCP
 	QUIC    QUICStats // ClientHellos in QUIC Initial packets
+	H2C     H2CStats  // cleartext HTTP/2 connections
 	// Reasons count the Other and Undecoded frames by reason.
 	Reasons Reasons
 }
@@ -280,6 +281,7 @@ func (e *Engine) Stats() Stats {
 	s.Defrag = e.dec.frag.stats
 	s.Assembler = e.asm.CurrentStats()
 	s.TLS = e.asm.tls
+	s.H2C = e.asm.h2c
 	if e.quic != nil {
 		s.QUIC = e.quic.currentStats()
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/pkg/h2c"
 )
 
 // fuzzSeg is one segment of FuzzAssembler's input, encoded in 8 bytes
@@ -47,6 +49,15 @@ var fuzzSnippets = []string{
 	"Host: " + strings.Repeat("h", 300) + "\r\n",
 	strings.Repeat("y", 3000),
 	"X-Pad: " + strings.Repeat("z", 200) + "\r\n",
+	// h2c (11 on): the preface and a request (GET http://f.example/h2,
+	// HPACK), a DATA frame, an Upgrade request and the preface alone, a
+	// HEADERS frame without END_HEADERS and its CONTINUATION.
+	h2c.Preface + "\x00\x00\x00\x04\x00\x00\x00\x00\x00" + "\x00\x00\x12\x01\x05\x00\x00\x00\x01\x82\x86\x41\x09f.example\x44\x03/h2",
+	"\x00\x00\x05\x00\x00\x00\x00\x00\x01hello",
+	"GET /u HTTP/1.1\r\nHost: f.example\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\r\n",
+	h2c.Preface,
+	"\x00\x00\x03\x01\x00\x00\x00\x00\x03\x82\x86\x41",
+	"\x00\x00\x0c\x09\x04\x00\x00\x00\x03\x09f.example\x84\xbe",
 }
 
 func (s fuzzSeg) encode() []byte {
@@ -111,11 +122,27 @@ func FuzzAssembler(f *testing.F) {
 		segs = append(segs, fuzzSeg{flags: fzACK | fzRel, conn: 2, seq: 1 + uint32(off), payload: string(hello[off:min(off+200, len(hello))])})
 	}
 	f.Add(fuzzInput(segs...))
-	opts := AssemblerOptions{MaxFlowBuffer: 4096, MaxBuffer: 8192, MaxLine: 256, MaxFlows: 6,
+	// h2c: a connection with prior knowledge, then DATA and a request in
+	// two frames (its second field from the dynamic table); an Upgrade,
+	// the preface after it, a request; an Upgrade declined.
+	f.Add(fuzzInput(append(isn(50), fuzzSeg{flags: fzACK | fzRel | fzSnippet, seq: 1, n: 11},
+		fuzzSeg{flags: fzACK | fzRel | fzSnippet, seq: 1 + uint32(len(fuzzSnippets[11])), n: 12},
+		fuzzSeg{flags: fzACK | fzRel | fzSnippet, seq: 1 + uint32(len(fuzzSnippets[11])+len(fuzzSnippets[12])), n: 15},
+		fuzzSeg{flags: fzACK | fzRel | fzSnippet, seq: 1 + uint32(len(fuzzSnippets[11])+len(fuzzSnippets[12])+len(fuzzSnippets[15])), n: 16})...))
+	up := fuzzSnippets[13]
+	f.Add(fuzzInput(fuzzSeg{flags: fzSYN | fzRel, conn: 1}, fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 1, seq: 1, n: 13},
+		fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 1, seq: 1 + uint32(len(up)), n: 14},
+		fuzzSeg{flags: fzACK | fzRel, conn: 1, seq: 1 + uint32(len(up)+len(h2c.Preface)), payload: fuzzSnippets[11][len(h2c.Preface):]}))
+	f.Add(fuzzInput(fuzzSeg{flags: fzSYN | fzRel, conn: 2}, fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 2, seq: 1, n: 13},
+		fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 2, seq: 1 + uint32(len(up)), n: 0}))
+	opts := AssemblerOptions{MaxFlowBuffer: 8192, MaxBuffer: 16384, MaxLine: 256, MaxFlows: 6,
 		IdleTimeout: 5 * time.Second, GapTimeout: time.Second, MaxClosed: 3, ClosedLinger: 10 * time.Second}
 	srvAddr := netip.MustParseAddrPort("192.0.2.1:80")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a := NewAssembler(&opts, func(r *Request) {
+			if r.Proto == ProtoH2C && (r.Tunnel || strings.Contains(string(r.URL), "://")) {
+				return // :scheme and :authority are as sent
+			}
 			if !strings.HasPrefix(string(r.URL), "http://") && (r.Proto != ProtoTLS || !strings.HasPrefix(string(r.URL), "https://")) {
 				t.Fatalf("URL %q", r.URL)
 			}
@@ -169,7 +196,7 @@ func checkHeld(t *testing.T, a *Assembler) {
 		}
 		line := 0
 		if h.parser != nil {
-			line = cap(h.parser.line) + cap(h.parser.req)
+			line = cap(h.parser.line) + cap(h.parser.req) + h.parser.h2Held()
 		}
 		if ooo != h.oooBytes || line != h.lineCap {
 			t.Fatalf("a flow counts %d+%d bytes, holds %d+%d", h.oooBytes, h.lineCap, ooo, line)

@@ -3,6 +3,8 @@ package capture
 import (
 	"bytes"
 	"math"
+
+	"github.com/urldedupd/urldedupd/pkg/h2c"
 )
 
 // reqParser finds HTTP/1.x requests in one client-to-server byte stream,
@@ -45,6 +47,13 @@ type reqParser struct {
 	destPort    uint16  // the port a CONNECT or SOCKS tunnel opened, 0 when none
 	tlsErrors   uint8   // counts not yet collected (collectTLS)
 	tlsTooLarge uint8
+
+	// HTTP/2 in cleartext (see h2c.go)
+	h2On      bool         // decode HTTP/2 streams (else they are skipped as StreamHTTP2)
+	h2        *h2c.Decoder // in state stH2C
+	upgrade   bool         // the request being parsed asked for "Upgrade: h2c"
+	h2Upgrade bool         // the last request did: its server may have switched to HTTP/2
+	h2Counts  h2Counts     // not yet collected (collectH2C)
 }
 
 type parseState uint8
@@ -60,6 +69,7 @@ const (
 	stSniff                       // at the start of a stream, or of a tunnel: see sniff
 	stSkip                        // a stream of another protocol: its bytes are skipped
 	stTLS                         // collecting a ClientHello: see tlsFeed
+	stH2C                         // HTTP/2: the bytes go to p.h2
 )
 
 const maxHeaderBytes = 64 << 10
@@ -76,8 +86,9 @@ type request struct {
 	hasHost              bool
 	tunnel               bool // a CONNECT: target is the authority it opens
 	minor                byte
-	hello                []byte // a TLS handshake message (a ClientHello) instead of a request
-	destPort             uint16 // with hello: the port a tunnel opened, 0 when none
+	h2                   *h2c.Request // an HTTP/2 request: the fields above but dest are unset
+	hello                []byte       // a TLS handshake message (a ClientHello) instead of a request
+	destPort             uint16       // with hello: the port a tunnel opened, 0 when none
 }
 
 func newReqParser(maxLine int) *reqParser {
@@ -109,6 +120,9 @@ func (p *reqParser) feed(data []byte, emit func(*request)) {
 				return
 			case stTLS:
 				p.tlsFeed(data, emit)
+				return
+			case stH2C:
+				p.feedH2C(data, emit)
 				return
 			}
 			data = p.sniff(data)
@@ -162,6 +176,10 @@ func (p *reqParser) feed(data []byte, emit func(*request)) {
 		}
 		if len(line) > p.maxLine {
 			p.lineTooLong()
+			continue
+		}
+		if p.h2Upgrade && p.state == stRequest && string(line) == prefaceLine[:len(prefaceLine)-1] {
+			p.upgraded(emit) // the rest of data is HTTP/2's
 			continue
 		}
 		if len(line) > 0 && line[len(line)-1] == '\r' {
@@ -265,6 +283,7 @@ func (p *reqParser) handle(line []byte, emit func(*request)) {
 
 func (p *reqParser) endHeaders(emit func(*request)) {
 	p.emit(emit)
+	p.h2Upgrade = p.upgrade
 	if cap(p.req) > keepCap {
 		p.req = append([]byte(nil), p.req[:p.dest]...)
 	}
@@ -336,6 +355,7 @@ func (p *reqParser) requestLine(line []byte) lineKind {
 	p.host = p.target
 	p.version = ver[7] - '0'
 	p.hasHost, p.chunked, p.bodyLeft, p.hdrBytes = false, false, 0, 0
+	p.upgrade, p.h2Upgrade = false, false
 	return lineRequest
 }
 
@@ -362,6 +382,10 @@ func (p *reqParser) header(line []byte) {
 			p.errors++
 		}
 		p.bodyLeft = n
+	case equalFold(name, "upgrade"):
+		if hasToken(value, "h2c") {
+			p.upgrade = true
+		}
 	case equalFold(name, "transfer-encoding"):
 		v := bytes.TrimRight(value, " \t")
 		if len(v) >= 7 && equalFold(v[len(v)-7:], "chunked") {
@@ -387,6 +411,12 @@ func (p *reqParser) gap(n int64) {
 		p.tlsStop()
 		return
 	}
+	if p.state == stH2C {
+		if err := p.h2.Lost(int(min(n, math.MaxInt32))); err != nil {
+			p.stopH2C(err)
+		}
+		return
+	}
 	if n >= 0 && (p.state == stBody || p.state == stChunkData) && n < p.bodyLeft {
 		p.bodyLeft -= n
 		return
@@ -408,6 +438,37 @@ func (p *reqParser) close(emit func(*request)) {
 	p.state, p.socks, p.connected, p.destPort = stRequest, 0, false, 0
 	p.line, p.overflow, p.junk = p.line[:0], false, false
 	p.recLeft, p.recHdrN = 0, 0
+	p.h2, p.upgrade, p.h2Upgrade = nil, false, false
+}
+
+// upgraded starts HTTP/2 after a request that asked for "Upgrade: h2c":
+// the client sends the connection preface (whose first line was just
+// read) only once the server has answered 101 Switching Protocols (RFC
+// 9113 §3.2; a server that declines answers in HTTP/1.1, and the client
+// goes on in HTTP/1.1), so the client's bytes alone tell that the server
+// switched. The upgraded request itself was stream 1, recorded as
+// HTTP/1.1.
+func (p *reqParser) upgraded(emit func(*request)) {
+	p.h2Upgrade = false
+	if !p.h2On {
+		p.state, p.pending = stSkip, uint8(StreamHTTP2)+1
+		return
+	}
+	p.startH2C(h2c.Upgraded)
+	p.feedH2C([]byte(prefaceLine), emit)
+}
+
+// hasToken reports whether the comma-separated list v holds token
+// (compared without case).
+func hasToken(v []byte, token string) bool {
+	for len(v) > 0 {
+		var t []byte
+		t, v, _ = bytes.Cut(v, []byte(","))
+		if equalFold(bytes.Trim(t, " \t"), token) {
+			return true
+		}
+	}
+	return false
 }
 
 // tchar marks the bytes of an HTTP token (RFC 9110 §5.6.2).

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"strconv"
+
+	"github.com/urldedupd/urldedupd/pkg/h2c"
 )
 
 // StreamKind is what a client stream that is not HTTP was recognised as,
@@ -80,6 +82,14 @@ func (p *reqParser) sniff(data []byte) []byte {
 			}
 			return nil
 		case sniffNonHTTP:
+			if kind == StreamHTTP2 && p.h2On {
+				// The preface: buf, from the start of the stream, is
+				// HTTP/2's (it may alias p.line, which nothing writes
+				// before the decoder has read it).
+				p.startH2C(h2c.PriorKnowledge)
+				p.line = p.line[:0]
+				return buf
+			}
 			p.state = stSkip
 			p.pending = uint8(kind) + 1
 			if kind == StreamTLS && p.tls && buf[0] == 0x16 {

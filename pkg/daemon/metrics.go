@@ -123,15 +123,20 @@ var (
 	descTLSErrors   = srcDesc("tls_hello_errors_total", "TLS handshakes that started like a ClientHello but could not be parsed.")
 	descTLSTooLarge = srcDesc("tls_hellos_too_large_total", "TLS handshakes longer than the ClientHello cap, not recorded.")
 	descQUIC        = quicDescs()
-	descUndecided   = srcDesc("undecided_total", "Requests the backend could not decide (their URLs are not recorded); capture went on.")
-	descUp          = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
-	descLost        = prometheus.NewDesc("urldedupd_event_log_lost_records_total", "Event records that could not be written (capture went on).", nil, nil)
-	descWriteErr    = prometheus.NewDesc("urldedupd_event_log_write_errors_total", "Failed writes to the event log.", nil, nil)
-	descReopen      = prometheus.NewDesc("urldedupd_event_log_reopen_failures_total", "SIGHUPs whose reopen of the event log failed.", nil, nil)
-	descStale       = prometheus.NewDesc("urldedupd_event_log_stale", "1 while the last reopen failed: events go to the file the path had before.", nil, nil)
-	descFill        = prometheus.NewDesc("urldedupd_fill_ratio", "Fraction of the 2^32 bits set: the chance a new URL is reported as a duplicate.", nil, nil)
-	descDistinct    = prometheus.NewDesc("urldedupd_estimated_distinct_urls", "Distinct URLs recorded, by linear counting.", nil, nil)
-	descBitsSet     = prometheus.NewDesc("urldedupd_bits_set", "Bits set in the bitmap.", nil, nil)
+	descH2CConns    = srcDesc("h2c_connections_total", "Client streams decoded as cleartext HTTP/2 (h2c): with the preface, or after an accepted Upgrade: h2c.")
+	descH2CUpgrades = srcDesc("h2c_upgrades_total", "Of the h2c connections, those after an HTTP/1.1 Upgrade: h2c request.")
+	descH2CGivenUp  = prometheus.NewDesc("urldedupd_capture_h2c_given_up_total",
+		"h2c connections given up, by reason: frame (not HTTP/2 framing), hpack (a header block HPACK could not decode), over_cap (a header block or HPACK table over its cap), lost (bytes lost in a frame header or header block, or the memory caps).",
+		[]string{"source", "reason"}, nil)
+	descUndecided = srcDesc("undecided_total", "Requests the backend could not decide (their URLs are not recorded); capture went on.")
+	descUp        = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
+	descLost      = prometheus.NewDesc("urldedupd_event_log_lost_records_total", "Event records that could not be written (capture went on).", nil, nil)
+	descWriteErr  = prometheus.NewDesc("urldedupd_event_log_write_errors_total", "Failed writes to the event log.", nil, nil)
+	descReopen    = prometheus.NewDesc("urldedupd_event_log_reopen_failures_total", "SIGHUPs whose reopen of the event log failed.", nil, nil)
+	descStale     = prometheus.NewDesc("urldedupd_event_log_stale", "1 while the last reopen failed: events go to the file the path had before.", nil, nil)
+	descFill      = prometheus.NewDesc("urldedupd_fill_ratio", "Fraction of the 2^32 bits set: the chance a new URL is reported as a duplicate.", nil, nil)
+	descDistinct  = prometheus.NewDesc("urldedupd_estimated_distinct_urls", "Distinct URLs recorded, by linear counting.", nil, nil)
+	descBitsSet   = prometheus.NewDesc("urldedupd_bits_set", "Bits set in the bitmap.", nil, nil)
 )
 
 // quicDescs describes capture.QUICStats' counters, in Counters' order:
@@ -160,7 +165,7 @@ type collector struct {
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPackets, descBytes, descRequests, descNew, descDup, descParseErr,
 		descGaps, descDrops, descPanics, descOverflow, descDenied, descEvicted, descOther, descFragments, descDatagrams, descFragDrop, descMalformed, descUndecoded, descLate, descNonHTTP,
-		descRecords, descTLSNoSNI, descTLSECH, descTLSErrors, descTLSTooLarge, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
+		descRecords, descTLSNoSNI, descTLSECH, descTLSErrors, descTLSTooLarge, descH2CConns, descH2CUpgrades, descH2CGivenUp, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
 		ch <- d
 	}
 	for _, d := range descQUIC {
@@ -199,6 +204,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descTLSECH, st.TLS.ECH)
 		counter(descTLSErrors, st.TLS.Errors)
 		counter(descTLSTooLarge, st.TLS.TooLarge)
+		counter(descH2CConns, st.H2C.Connections)
+		counter(descH2CUpgrades, st.H2C.Upgrades)
+		for _, r := range []struct {
+			reason string
+			n      uint64
+		}{{"frame", st.H2C.FrameErrors}, {"hpack", st.H2C.HPACKErrors}, {"over_cap", st.H2C.OverCap}, {"lost", st.H2C.Lost}} {
+			ch <- prometheus.MustNewConstMetric(descH2CGivenUp, prometheus.CounterValue, float64(r.n), name, r.reason)
+		}
 		for i, q := range st.QUIC.Counters() {
 			counter(descQUIC[i], q.Value)
 		}

@@ -227,6 +227,12 @@ func addStats(a, b capture.Stats) capture.Stats {
 	a.TLS.Errors += b.TLS.Errors
 	a.TLS.TooLarge += b.TLS.TooLarge
 	a.QUIC.Add(&b.QUIC)
+	a.H2C.Connections += b.H2C.Connections
+	a.H2C.Upgrades += b.H2C.Upgrades
+	a.H2C.FrameErrors += b.H2C.FrameErrors
+	a.H2C.HPACKErrors += b.H2C.HPACKErrors
+	a.H2C.OverCap += b.H2C.OverCap
+	a.H2C.Lost += b.H2C.Lost
 	x, y := &a.Assembler, &b.Assembler
 	x.Flows += y.Flows
 	x.Requests += y.Requests

@@ -1,0 +1,126 @@
+package capture
+
+import (
+	"errors"
+	"net/netip"
+
+	"github.com/urldedupd/urldedupd/pkg/h2c"
+)
+
+// H2CStats count the client streams decoded as cleartext HTTP/2 (h2c).
+// A connection given up is counted once, by its reason; its requests
+// before that were recorded.
+type H2CStats struct {
+	Connections uint64 // client streams decoded as HTTP/2: with the preface (prior knowledge) or after an Upgrade
+	Upgrades    uint64 // of them, after an HTTP/1.1 "Upgrade: h2c" request that the server accepted
+	FrameErrors uint64 // given up on framing that is not HTTP/2's (after the preface)
+	HPACKErrors uint64 // given up on a header block HPACK could not decode: the connection's table is lost
+	OverCap     uint64 // given up on a header block over h2c.MaxHeaderBlock or a table over h2c.MaxTableSize
+	Lost        uint64 // given up on bytes lost in a frame header or header block, or on the memory caps
+}
+
+// h2Counts are what a parser has to count for H2CStats, collected by
+// the assembler: a stream starts HTTP/2 and is given up at most once.
+type h2Counts uint8
+
+const (
+	h2Conn h2Counts = 1 << iota
+	h2Upgraded
+	h2FrameError
+	h2HPACKError
+	h2OverCap
+	h2Lost
+)
+
+// prefaceLine is the first line of the HTTP/2 connection preface.
+const prefaceLine = "PRI * HTTP/2.0\r\n"
+
+// startH2C makes the rest of the stream HTTP/2, from its preface on.
+func (p *reqParser) startH2C(start h2c.Start) {
+	p.h2 = h2c.NewDecoder(start)
+	p.state = stH2C
+	p.h2Counts |= h2Conn
+	if start == h2c.Upgraded {
+		p.h2Counts |= h2Upgraded
+	}
+}
+
+// feedH2C decodes the client's HTTP/2 bytes; a connection given up is
+// skipped from then on.
+func (p *reqParser) feedH2C(data []byte, emit func(*request)) {
+	err := p.h2.Feed(data, func(r *h2c.Request) {
+		p.r = request{h2: r, dest: p.req[:p.dest]}
+		emit(&p.r)
+	})
+	if err != nil {
+		p.stopH2C(err)
+	}
+}
+
+// stopH2C gives the HTTP/2 connection up, counting why.
+func (p *reqParser) stopH2C(err error) {
+	switch {
+	case errors.Is(err, h2c.ErrHPACK):
+		p.h2Counts |= h2HPACKError
+	case errors.Is(err, h2c.ErrHeaderBlock), errors.Is(err, h2c.ErrTableSize):
+		p.h2Counts |= h2OverCap
+	case errors.Is(err, h2c.ErrLost):
+		p.h2Counts |= h2Lost
+	default:
+		p.h2Counts |= h2FrameError
+	}
+	p.h2 = nil
+	p.state = stSkip
+}
+
+// h2Held is what the HTTP/2 decoder holds, for the memory caps.
+func (p *reqParser) h2Held() int {
+	if p.h2 == nil {
+		return 0
+	}
+	return p.h2.Held()
+}
+
+// collectH2C moves the parser's HTTP/2 counts into s.
+func (p *reqParser) collectH2C(s *H2CStats) {
+	c := p.h2Counts
+	if c == 0 {
+		return
+	}
+	for _, f := range [...]struct {
+		bit h2Counts
+		n   *uint64
+	}{{h2Conn, &s.Connections}, {h2Upgraded, &s.Upgrades}, {h2FrameError, &s.FrameErrors},
+		{h2HPACKError, &s.HPACKErrors}, {h2OverCap, &s.OverCap}, {h2Lost, &s.Lost}} {
+		if c&f.bit != 0 {
+			*f.n++
+		}
+	}
+	p.h2Counts = 0
+}
+
+// appendH2URL appends the URL of an HTTP/2 request sent to server:
+// :scheme://:authority:path, the authority from :authority, else the Host
+// field, else the SOCKS destination the stream opened with, else the
+// server's address (and port unless 80). A CONNECT without :path (RFC
+// 9113 §8.5) is the authority it opens, a tunnel, as for HTTP/1.1.
+func appendH2URL(dst []byte, r *h2c.Request, dest []byte, server netip.AddrPort) (url []byte, tunnel bool) {
+	if string(r.Method) == "CONNECT" && len(r.Path) == 0 {
+		return append(dst, r.Authority...), true
+	}
+	if len(r.Scheme) > 0 {
+		dst = append(dst, r.Scheme...)
+	} else {
+		dst = append(dst, "http"...)
+	}
+	dst = append(dst, "://"...)
+	switch {
+	case len(r.Authority) > 0:
+		dst = append(dst, r.Authority...)
+	case len(dest) > 0:
+		dst = append(dst, dest...)
+	default:
+		dst = appendHostPort(dst, server)
+	}
+	return append(dst, r.Path...), false
+}
