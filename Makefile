@@ -27,6 +27,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 	bash scripts/bench-filter.sh
 	bash scripts/bench-tls.sh
+	bash scripts/bench-quic.sh
 
 # Every fuzz target in the repository (found with grep), one after the
 # other, for FUZZTIME each; fuzz-short runs each for 10 s, for CI.
