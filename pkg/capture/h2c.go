@@ -104,23 +104,54 @@ func (p *reqParser) collectH2C(s *H2CStats) {
 // field, else the SOCKS destination the stream opened with, else the
 // server's address (and port unless 80). A CONNECT without :path (RFC
 // 9113 §8.5) is the authority it opens, a tunnel, as for HTTP/1.1.
+// HPACK carries any bytes: the authority is taken as a TLS server name is
+// (bytes that would end the host made '_'), a scheme keeps only the
+// characters of one (RFC 3986 §3.1; others made '_'), and control bytes
+// and spaces in the path are percent-encoded, so that no field ends the
+// URL, changes its host or breaks a line of the text formats.
 func appendH2URL(dst []byte, r *h2c.Request, dest []byte, server netip.AddrPort) (url []byte, tunnel bool) {
 	if string(r.Method) == "CONNECT" && len(r.Path) == 0 {
-		return append(dst, r.Authority...), true
+		return appendHostName(dst, r.Authority), true
 	}
 	if len(r.Scheme) > 0 {
-		dst = append(dst, r.Scheme...)
+		dst = appendScheme(dst, r.Scheme)
 	} else {
 		dst = append(dst, "http"...)
 	}
 	dst = append(dst, "://"...)
 	switch {
 	case len(r.Authority) > 0:
-		dst = append(dst, r.Authority...)
+		dst = appendHostName(dst, r.Authority)
 	case len(dest) > 0:
 		dst = append(dst, dest...)
 	default:
 		dst = appendHostPort(dst, server)
 	}
-	return append(dst, r.Path...), false
+	return appendPath(dst, r.Path), false
+}
+
+// appendScheme appends a URL scheme as sent, its bytes other than
+// letters, digits, '+', '-' and '.' made '_'.
+func appendScheme(dst, scheme []byte) []byte {
+	for _, c := range scheme {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.') {
+			c = '_'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// appendPath appends a request target as sent, its control bytes, spaces
+// and DEL percent-encoded.
+func appendPath(dst, path []byte) []byte {
+	const hex = "0123456789ABCDEF"
+	for _, c := range path {
+		if c <= ' ' || c == 0x7f {
+			dst = append(dst, '%', hex[c>>4], hex[c&15])
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }

@@ -212,3 +212,39 @@ func TestH2CEngineAllocations(t *testing.T) {
 		t.Fatalf("%v allocations per packet; %d requests, h2c %+v", n, reqs, st.H2C)
 	}
 }
+
+// HPACK carries any bytes in a field: an h2c request's URL never holds
+// bytes that would end it or forge another record in the text formats
+// (newline, tab: "new\tURL\n" lines) or change its host. Control bytes and
+// spaces in :path are percent-encoded; :authority is taken as SNI and
+// SOCKS names are (bytes that would end the host made '_'); a :scheme keeps
+// only the characters a scheme has (RFC 3986 §3.1), others made '_'.
+func TestH2CHostileFieldsInURL(t *testing.T) {
+	c, s := netip.MustParseAddrPort("192.0.2.10:40000"), netip.MustParseAddrPort("192.0.2.1:8080")
+	for _, tc := range []struct {
+		scheme, authority, path, want string
+	}{
+		{"http", "h2.example", "/a\nnew\thttp://forged.example/ \x7f\r", "http://h2.example/a%0Anew%09http://forged.example/%20%7F%0D"},
+		{"http", "evil.example/x?y#z@w\n", "/p", "http://evil.example_x_y_z_w_/p"},
+		{"https://bank.example/login?", "h2.example", "/p", "https___bank.example_login_://h2.example/p"},
+		{"git+ssh-1.0", "h2.example", "/ok/%41?q=1", "git+ssh-1.0://h2.example/ok/%41?q=1"},
+	} {
+		var hb bytes.Buffer
+		enc := hpack.NewEncoder(&hb)
+		for _, f := range [][2]string{{":method", "GET"}, {":scheme", tc.scheme}, {":authority", tc.authority}, {":path", tc.path}} {
+			enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+		}
+		payload := h2c.Preface + string(h2cFrame(0x4, 0, 0, nil)) + string(h2cFrame(0x1, 0x4, 1, hb.Bytes()))
+		var got []string
+		e := NewEngine(nil, func(r *Request) { got = append(got, string(r.URL)) })
+		for _, f := range [][]byte{
+			frame(t, linkEth, tcpSeg{src: c, dst: s, seq: 100, syn: true}),
+			frame(t, linkEth, tcpSeg{src: c, dst: s, seq: 101, ack: true, payload: payload}),
+		} {
+			e.Packet(&Packet{Data: f, Link: layers.LinkTypeEthernet})
+		}
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%q %q %q: records %q, want [%q]", tc.scheme, tc.authority, tc.path, got, tc.want)
+		}
+	}
+}

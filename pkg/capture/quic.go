@@ -69,6 +69,7 @@ type quicReader struct {
 	tr    *quic.Tracker
 	emit  func(*Request)
 	now   time.Time
+	encap Encap // of the datagram being read: a ClientHello is reported while its last one is
 	req   Request
 	url   []byte
 	stats QUICStats // NoSNI, ECH, Errors; the rest is tr.Stats
@@ -96,14 +97,14 @@ func isQUIC(payload []byte, src, dst uint16) bool {
 
 // add takes a datagram the decoder found to be QUIC.
 func (q *quicReader) add(ts time.Time, seg *Segment) {
-	q.now = ts
+	q.now, q.encap = ts, seg.Encap
 	q.tr.Add(ts, seg.Src, seg.Dst, seg.Payload)
 }
 
 // hello records a ClientHello: URL https://SNI[:port]/, or the server's
 // address without SNI.
 func (q *quicReader) hello(c *quic.ClientHello) {
-	q.req = Request{Time: q.now, Src: c.Client, Dst: c.Server, Proto: ProtoQUIC}
+	q.req = Request{Time: q.now, Src: c.Client, Dst: c.Server, Proto: ProtoQUIC, Encap: q.encap}
 	if err := tlshello.Parse(c.Message, &q.req.Hello); err != nil {
 		q.stats.Errors++
 		return

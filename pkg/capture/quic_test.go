@@ -155,3 +155,35 @@ func addQUICSeeds(f *testing.F) {
 		src.Close()
 	}
 }
+
+// A QUIC record carries the encapsulation its datagrams came through, as
+// a TLS or HTTP record does: quic-go's Initials, raw IPv4 in the capture,
+// replayed inside a VLAN tag and plain.
+func TestQUICRecordEncap(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		wrap func([]byte) []byte
+		want string
+	}{
+		{"vlan", func(ip []byte) []byte { return cat(l2eth(0x8100), l2tag(10, 0x0800), ip) }, "https://a.example/ vlan"},
+		{"plain", func(ip []byte) []byte { return cat(l2eth(0x0800), ip) }, "https://a.example/ "},
+	} {
+		src, err := OpenFiles(quicCapture("v1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		e := NewEngine(nil, func(r *Request) { got = append(got, string(r.URL)+" "+r.Encap.String()) })
+		for {
+			var p Packet
+			if src.Next(&p) != nil {
+				break
+			}
+			e.Packet(&Packet{Data: tc.wrap(p.Data), Link: layers.LinkTypeEthernet, Info: p.Info})
+		}
+		src.Close()
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: records %q, want [%q]", tc.name, got, tc.want)
+		}
+	}
+}

@@ -96,6 +96,7 @@ func (d *decoder) udp(data []byte, seg *Segment) (decodeResult, Reason, error) {
 		if p := udpPayload(data); d.quic && isQUIC(p, src, dst) {
 			d.addrs(seg, src, dst)
 			seg.Payload = p
+			seg.Encap = d.encap
 			return decodedQUIC, Reason{ReasonIPProtocol, 17}, nil
 		}
 		return decodedOther, Reason{ReasonIPProtocol, 17}, nil

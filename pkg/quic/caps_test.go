@@ -242,3 +242,26 @@ func TestConnCost(t *testing.T) {
 	}
 	runtime.KeepAlive(tr)
 }
+
+// A ClientHello header that claims more than MaxHello (up to 16 MiB) does
+// not make the Tracker buffer up to that claim: CRYPTO data past MaxHello
+// is not kept, whatever length the message says. One 1,200-byte Initial
+// with the header and a CRYPTO frame just below 16 MiB once made a 16 MiB
+// buffer (and could evict other connections' data to make room for it).
+func TestClaimedHelloOverMaxHello(t *testing.T) {
+	tr, n := countingTracker(nil)
+	frames := cryptoFrame(0, []byte{1, 0xff, 0xff, 0xff})
+	frames = AppendCryptoFrame(frames, 0xffff00, make([]byte, 8))
+	pkt := sealInitial(Version1, []byte{9, 9, 9, 9, 9, 9, 9, 9}, []byte{1}, 0, frames)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	tr.Add(testTime(0), clientPort(0), testServer, pkt)
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("%d bytes allocated for one Initial", got)
+	}
+	if *n != 0 || tr.Stats.NotHello != 1 || tr.Stats.Evicted != 0 || tr.Conns() != 0 || tr.Buffered() != 0 {
+		t.Errorf("%d reported, %d conns, %d bytes buffered, %+v", *n, tr.Conns(), tr.Buffered(), tr.Stats)
+	}
+}

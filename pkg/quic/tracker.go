@@ -245,9 +245,12 @@ func (t *Tracker) crypto(off uint64, b []byte) {
 	if c == nil {
 		return // given up on within this packet
 	}
+	// Nothing past the ClientHello is needed, nor past MaxHello: a
+	// message that claims more is given up on at check, and its claim
+	// (up to 16 MiB) must not size a buffer first.
 	limit := uint64(t.opts.MaxHello)
 	if c.want > 0 {
-		limit = uint64(c.want)
+		limit = uint64(min(c.want, t.opts.MaxHello))
 	}
 	if off >= limit {
 		return // past the ClientHello: not needed
