@@ -1,5 +1,7 @@
 package quic
 
+import "encoding/binary"
+
 // Frame types an Initial packet may carry (RFC 9000 §12.4, Table 3).
 const (
 	framePadding   = 0x00
@@ -36,9 +38,7 @@ func frames(p []byte, fn cryptoFunc) error {
 		p = p[w:]
 		switch typ {
 		case framePadding:
-			for len(p) > 0 && p[0] == 0 {
-				p = p[1:]
-			}
+			p = skipZeros(p)
 		case framePing:
 		case frameAck, frameAckECN:
 			var err error
@@ -120,6 +120,18 @@ func ackFrame(p []byte, ecn bool) ([]byte, error) {
 		return skipVarints(p, 3)
 	}
 	return p, nil
+}
+
+// skipZeros returns p after its leading zero bytes (PADDING frames), read
+// a word at a time: an Initial is mostly padding.
+func skipZeros(p []byte) []byte {
+	for len(p) >= 8 && binary.LittleEndian.Uint64(p) == 0 {
+		p = p[8:]
+	}
+	for len(p) > 0 && p[0] == 0 {
+		p = p[1:]
+	}
+	return p
 }
 
 func skipVarints(p []byte, n int) ([]byte, error) {
