@@ -19,9 +19,6 @@ type ClientHello struct {
 	Message        []byte // the whole handshake message: type 1, 3-byte length, body
 }
 
-// flowKey is a client's address and port and the server's.
-type flowKey struct{ client, server netip.AddrPort }
-
 // conn is a client connection whose ClientHello is in progress.
 type conn struct {
 	key      flowKey
@@ -103,7 +100,7 @@ func (t *Tracker) Done() int { return t.done.len() }
 func (t *Tracker) Add(ts time.Time, client, server netip.AddrPort, datagram []byte) {
 	t.clock(ts.UnixNano())
 	t.Stats.Datagrams++
-	key := flowKey{client, server}
+	key := makeFlowKey(client, server)
 	for d := datagram; len(d) > 0; {
 		var h header
 		if err := parseLong(d, &h); err != nil {
@@ -231,7 +228,7 @@ func (t *Tracker) failed(err error) {
 // fromServer reports whether the datagrams of key go the other way of a
 // connection tracked or remembered.
 func (t *Tracker) fromServer(key flowKey) bool {
-	r := flowKey{key.server, key.client}
+	r := key.reverse()
 	if t.conns[r] != nil {
 		return true
 	}
@@ -284,7 +281,8 @@ func (t *Tracker) check(c *conn) {
 	if c.crypto.ready() < c.want {
 		return
 	}
-	t.hello = ClientHello{Client: c.key.client, Server: c.key.server, Version: c.version, Message: c.crypto.data[:c.want]}
+	client, server := c.key.addrs()
+	t.hello = ClientHello{Client: client, Server: server, Version: c.version, Message: c.crypto.data[:c.want]}
 	t.Stats.Hellos++
 	t.emit(&t.hello)
 	t.hello.Message = nil
