@@ -23,17 +23,41 @@ type cryptoFunc func(offset uint64, data []byte)
 // then, only if all are allowed and well formed, calls fn with each CRYPTO
 // frame's data: a packet with one bad frame is not trusted at all.
 func walkFrames(p []byte, fn cryptoFunc) error {
-	if err := frames(p, nil); err != nil {
+	var found [maxFound]cryptoRef
+	n, err := frames(p, &found, nil)
+	if err != nil {
 		return err
 	}
-	return frames(p, fn)
+	if n > maxFound {
+		_, err = frames(p, nil, fn) // more than were noted: walked again
+		return err
+	}
+	for _, r := range found[:n] {
+		fn(r.off, p[r.lo:r.hi])
+	}
+	return nil
 }
 
-func frames(p []byte, fn cryptoFunc) error {
+// maxFound is how many CRYPTO frames of a packet walkFrames notes while it
+// checks the packet, to hand them over without walking it again.
+const maxFound = 8
+
+// cryptoRef is a CRYPTO frame: its stream offset and where its data is in
+// the packet.
+type cryptoRef struct {
+	off    uint64
+	lo, hi int
+}
+
+// frames walks the frames of p, noting its CRYPTO frames in found (when
+// not nil; the first maxFound of them) and calling fn with each (when not
+// nil). It returns how many CRYPTO frames there are.
+func frames(p []byte, found *[maxFound]cryptoRef, fn cryptoFunc) (int, error) {
+	n, size := 0, len(p)
 	for len(p) > 0 {
 		typ, w := varint(p)
 		if w == 0 {
-			return errVarint
+			return n, errVarint
 		}
 		p = p[w:]
 		switch typ {
@@ -43,41 +67,46 @@ func frames(p []byte, fn cryptoFunc) error {
 		case frameAck, frameAckECN:
 			var err error
 			if p, err = ackFrame(p, typ == frameAckECN); err != nil {
-				return err
+				return n, err
 			}
 		case frameCrypto:
 			off, w1 := varint(p)
-			n, w2 := varint(p[w1:])
+			l, w2 := varint(p[w1:])
 			if w1 == 0 || w2 == 0 {
-				return errVarint
+				return n, errVarint
 			}
 			p = p[w1+w2:]
-			if n > uint64(len(p)) || off+n > maxStreamOffset {
-				return errFrameData
+			if l > uint64(len(p)) || off+l > maxStreamOffset {
+				return n, errFrameData
+			}
+			if found != nil && n < maxFound {
+				at := size - len(p)
+				found[n] = cryptoRef{off, at, at + int(l)}
 			}
 			if fn != nil {
-				fn(off, p[:n])
+				fn(off, p[:l])
 			}
-			p = p[n:]
+			n++
+			p = p[l:]
 		case frameConnClose:
 			var reason uint64
 			var err error
 			if p, err = skipVarints(p, 2); err != nil { // error code, frame type
-				return err
+				return n, err
 			}
 			reason, w = varint(p)
 			if w == 0 {
-				return errVarint
+				return n, errVarint
 			}
 			if p = p[w:]; reason > uint64(len(p)) {
-				return errFrameData
+				return n, errFrameData
 			}
 			p = p[reason:]
 		default:
-			return errFrame
+			return n, errFrame
 		}
 	}
-	return nil
+	return n, nil
 }
 
 // ackFrame reads an ACK frame's fields (RFC 9000 §19.3) after its type,

@@ -56,3 +56,39 @@ func TestSkipZeros(t *testing.T) {
 		}
 	}
 }
+
+// Every CRYPTO frame is handed over in order, as many as fit the noted
+// ones and more (walked again), and none when a later frame is bad.
+func TestWalkFramesMany(t *testing.T) {
+	for _, n := range []int{1, maxFound - 1, maxFound, maxFound + 1, 3 * maxFound} {
+		for _, bad := range []bool{false, true} {
+			var p []byte
+			for i := range n {
+				p = append(p, cryptoFrame(10*i, []byte{byte(i), byte(i), byte(i)})...)
+				p = append(p, framePing, framePadding)
+			}
+			if bad {
+				p = append(p, 0x08) // STREAM
+			}
+			var offs []uint64
+			err := walkFrames(p, func(off uint64, b []byte) {
+				if len(b) != 3 || uint64(b[0])*10 != off {
+					t.Errorf("%d frames: %d bytes %x at %d", n, len(b), b, off)
+				}
+				offs = append(offs, off)
+			})
+			want := n
+			if bad {
+				want = 0
+			}
+			if (err != nil) != bad || len(offs) != want {
+				t.Fatalf("%d frames, bad %v: %v, %d handed over", n, bad, err, len(offs))
+			}
+			for i, off := range offs {
+				if off != uint64(10*i) {
+					t.Errorf("%d frames: frame %d at %d", n, i, off)
+				}
+			}
+		}
+	}
+}

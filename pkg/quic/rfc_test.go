@@ -117,7 +117,7 @@ func TestRFCClientInitial(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if hdr := o.buf[:len(tc.header)/2]; pn != 2 || !bytes.Equal(hdr, mustHex(tc.header)) {
+			if hdr := o.hdr[:len(tc.header)/2]; pn != 2 || !bytes.Equal(hdr, mustHex(tc.header)) {
 				t.Errorf("packet number %d, header %x; want 2, %s", pn, hdr, tc.header)
 			}
 			if len(payload) != 1200-len(tc.header)/2-16 {
