@@ -27,6 +27,7 @@ type conn struct {
 	dcid     [maxCIDLen]byte // the Destination Connection ID the keys come from
 	dcidLen  uint8
 	rekeys   uint8 // keys derived again from a later packet's DCID (after a Retry)
+	dropped  bool  // no longer tracked (given up, evicted, or finished)
 	keys     keys
 	largest  int64 // largest packet number that authenticated
 	want     int   // the ClientHello's whole length, once its first 4 bytes are in; else 0
@@ -270,7 +271,7 @@ func (t *Tracker) crypto(off uint64, b []byte) {
 // CRYPTO data is not one.
 func (t *Tracker) check(c *conn) {
 	t.cur = nil
-	if t.conns[c.key] != c || c.want == 0 {
+	if c.dropped || c.want == 0 {
 		return
 	}
 	if c.crypto.data[0] != tlshello.TypeClientHello || c.want > t.opts.MaxHello {
@@ -352,6 +353,7 @@ func (t *Tracker) evict(keep *conn) bool {
 
 // drop forgets c without remembering it.
 func (t *Tracker) drop(c *conn) {
+	c.dropped = true
 	t.release(c)
 	delete(t.conns, c.key)
 	if t.cur == c {
