@@ -242,3 +242,55 @@ func TestConnCost(t *testing.T) {
 	}
 	runtime.KeepAlive(tr)
 }
+
+// Connections dropped (evicted at the cap, failed, finished) are reused
+// for new ones: with many interleaved two-Initial connections, a few at a
+// time, some evicted, and corrupt first Initials between them, every
+// ClientHello reported is whole and its connection's own (its length
+// names the client port).
+func TestConnReuse(t *testing.T) {
+	type rep struct {
+		port uint16
+		n    int
+	}
+	var got []rep
+	tr := NewTracker(&Options{MaxConns: 3}, func(c *ClientHello) {
+		got = append(got, rep{c.Client.Port(), len(c.Message)})
+	})
+	helloLen := func(i int) int { return 600 + i }
+	first := func(i int) []byte {
+		msg := fakeHello(helloLen(i) - 4)
+		return sealInitial(Version1, []byte{byte(i), byte(i >> 8), 7, 7, 7, 7, 7, 7}, []byte{byte(i)}, 0, cryptoFrame(0, msg[:300]))
+	}
+	second := func(i int) []byte {
+		msg := fakeHello(helloLen(i) - 4)
+		return sealInitial(Version1, []byte{byte(i), byte(i >> 8), 7, 7, 7, 7, 7, 7}, []byte{byte(i)}, 1, cryptoFrame(300, msg[300:]))
+	}
+	const n = 300
+	want := 0
+	for i := 0; i < n; i += 4 {
+		// Four connections start, a corrupt one among them; the first
+		// is evicted at the cap of 3, and its second Initial not sent.
+		for j := i; j < i+4; j++ {
+			tr.Add(testTime(j), clientPort(j), testServer, first(j))
+		}
+		bad := first(i + 1000)
+		bad[len(bad)-1] ^= 1
+		tr.Add(testTime(i), clientPort(i+1000), testServer, bad)
+		for j := i + 1; j < i+4; j++ {
+			tr.Add(testTime(j), clientPort(j), testServer, second(j))
+		}
+		want += 3
+	}
+	if len(got) != want || tr.Stats.Evicted != n/4 || tr.Stats.AuthFailed != n/4 {
+		t.Fatalf("%d reported, want %d; %+v", len(got), want, tr.Stats)
+	}
+	for _, r := range got {
+		if i := int(r.port) - 40000; r.n != helloLen(i) {
+			t.Errorf("client port %d: %d-byte ClientHello, want %d", r.port, r.n, helloLen(i))
+		}
+	}
+	if len(tr.spare) > maxFree {
+		t.Errorf("%d spare conns", len(tr.spare))
+	}
+}

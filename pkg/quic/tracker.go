@@ -59,6 +59,7 @@ type Tracker struct {
 	conns    map[flowKey]*conn
 	done     doneTable
 	free     [][]byte
+	spare    []*conn // dropped conns, for reuse: none is referred to once first is called
 	open     opener
 	kdf      kdf
 	cur      *conn
@@ -202,11 +203,20 @@ func (t *Tracker) initial(key flowKey, h *header, pkt []byte) {
 // first decrypts the first Initial of a connection with keys derived from
 // its DCID, and only if it authenticates starts tracking the connection.
 func (t *Tracker) first(key flowKey, h *header, scid uint64, pkt []byte) (*conn, []byte, int64, error) {
-	c := &conn{key: key, scid: scid, version: h.version, largest: -1, started: t.now}
+	var c *conn
+	if k := len(t.spare); k > 0 {
+		c, t.spare = t.spare[k-1], t.spare[:k-1]
+		*c = conn{}
+	} else {
+		c = new(conn)
+	}
+	c.key, c.scid, c.version, c.largest, c.started = key, scid, h.version, -1, t.now
 	c.dcidLen = uint8(copy(c.dcid[:], h.dcid))
 	t.kdf.deriveKeys(&c.keys, h.params, h.dcid)
 	payload, pn, err := t.open.open(&c.keys, pkt, h, -1)
 	if err != nil {
+		c.keys = keys{}
+		t.spare = append(t.spare, c) // taken from it, or new while it was short
 		return nil, nil, 0, err
 	}
 	if len(t.conns) >= t.opts.MaxConns {
@@ -351,10 +361,17 @@ func (t *Tracker) evict(keep *conn) bool {
 	return true
 }
 
-// drop forgets c without remembering it.
+// drop forgets c without remembering it, and keeps it for reuse.
 func (t *Tracker) drop(c *conn) {
+	if c.dropped {
+		return
+	}
 	c.dropped = true
+	c.keys = keys{} // a spare conn pins no key schedule
 	t.release(c)
+	if len(t.spare) < maxFree {
+		t.spare = append(t.spare, c)
+	}
 	delete(t.conns, c.key)
 	if t.cur == c {
 		t.cur = nil
