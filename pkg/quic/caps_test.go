@@ -294,3 +294,28 @@ func TestConnReuse(t *testing.T) {
 		t.Errorf("%d spare conns", len(tr.spare))
 	}
 }
+
+// A server's Initial is told from a client's, whether the connection's
+// ClientHello is in progress or reported; a datagram from a port no
+// connection went to is not looked up the other way, and is a client's.
+func TestFromServer(t *testing.T) {
+	tr, n := countingTracker(nil)
+	server := sealInitial(Version1, []byte{1, 2, 3, 4}, []byte{9, 9, 9, 9}, 0, []byte{frameAck, 0, 0, 0, 0})
+	tr.Add(testTime(0), testClient, testServer, partial(1))
+	tr.Add(testTime(1), testServer, testClient, server)
+	if tr.Stats.FromServer != 1 || tr.Conns() != 1 || tr.Stats.AuthFailed != 0 {
+		t.Fatalf("in progress: %+v, %d conns", tr.Stats, tr.Conns())
+	}
+	tr.Add(testTime(2), testClient, testServer, sealInitial(Version1, []byte{1, 3, 3, 4, 5, 6, 7, 8}, []byte{1}, 1, cryptoFrame(100, fakeHello(996)[100:])))
+	tr.Add(testTime(3), testServer, testClient, server)
+	if *n != 1 || tr.Stats.FromServer != 2 || tr.Done() != 1 || tr.Stats.AuthFailed != 0 {
+		t.Fatalf("reported: %d hellos, %+v", *n, tr.Stats)
+	}
+	// From the client's port to a port no connection went to: taken as
+	// a client's Initial (sealInitial seals with a client's keys: it is
+	// followed).
+	tr.Add(testTime(4), testClient, clientPort(7), server)
+	if tr.Stats.FromServer != 2 || tr.Stats.Conns != 2 || tr.Conns() != 1 {
+		t.Errorf("from a client port: %+v, %d conns", tr.Stats, tr.Conns())
+	}
+}

@@ -54,21 +54,25 @@ var cidSeed = maphash.MakeSeed()
 // ClientHello is whole, and reports it. Time is packet time. A Tracker is
 // not safe for concurrent use.
 type Tracker struct {
-	opts     Options
-	emit     func(*ClientHello)
-	conns    map[flowKey]*conn
-	done     doneTable
-	free     [][]byte
-	spare    []*conn // dropped conns, for reuse: none is referred to once first is called
-	open     opener
-	kdf      kdf
-	cur      *conn
-	onCrypto cryptoFunc
-	hello    ClientHello
-	buffered int
-	peak     int
-	now      int64
-	swept    int64
+	opts  Options
+	emit  func(*ClientHello)
+	conns map[flowKey]*conn
+	done  doneTable
+	free  [][]byte
+	spare []*conn // dropped conns, for reuse: none is referred to once first is called
+	// serverPorts has the bit of every port a connection was followed
+	// to, ever: a datagram from a port not in it cannot be a server's,
+	// and is not looked up the other way.
+	serverPorts [1 << 16 / 64]uint64
+	open        opener
+	kdf         kdf
+	cur         *conn
+	onCrypto    cryptoFunc
+	hello       ClientHello
+	buffered    int
+	peak        int
+	now         int64
+	swept       int64
 
 	Stats Stats
 }
@@ -223,6 +227,7 @@ func (t *Tracker) first(key flowKey, h *header, scid uint64, pkt []byte) (*conn,
 		t.evict(nil)
 	}
 	t.conns[key] = c
+	t.serverPorts[key.sport/64] |= 1 << (key.sport % 64)
 	t.peak = max(t.peak, len(t.conns))
 	t.Stats.Conns++
 	return c, payload, pn, nil
@@ -239,6 +244,9 @@ func (t *Tracker) failed(err error) {
 // fromServer reports whether the datagrams of key go the other way of a
 // connection tracked or remembered.
 func (t *Tracker) fromServer(key flowKey) bool {
+	if t.serverPorts[key.cport/64]&(1<<(key.cport%64)) == 0 {
+		return false // no connection was followed to the sender's port
+	}
 	r := key.reverse()
 	if t.conns[r] != nil {
 		return true
