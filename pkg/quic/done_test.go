@@ -3,6 +3,7 @@ package quic
 import (
 	"math/rand/v2"
 	"net/netip"
+	"runtime"
 	"testing"
 )
 
@@ -97,5 +98,30 @@ func TestDoneTableMemory(t *testing.T) {
 	d.expire(1e12, 1)
 	if d.len() != 0 || d.ring != nil || d.index != nil {
 		t.Errorf("after expiry: %d held, ring %d, index %d", d.len(), len(d.ring), len(d.index))
+	}
+}
+
+// DoneCost bounds what a remembered connection takes, measured on a table
+// filled to its cap.
+func TestDoneCost(t *testing.T) {
+	for _, n := range []int{1000, 3000, 1 << 14} { // a power of two, and sizes that round the index up
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		d := &doneTable{max: n}
+		for i := range 2 * n {
+			d.remember(makeFlowKey(netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), 40000), testServer), doneConn{at: int64(i)})
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if d.len() != n {
+			t.Fatalf("%d held, want %d", d.len(), n)
+		}
+		per := (int(after.HeapAlloc) - int(before.HeapAlloc)) / n
+		t.Logf("max %d: %d bytes per entry; DoneCost %d", n, per, DoneCost)
+		if per > DoneCost {
+			t.Errorf("max %d: %d bytes per entry, over DoneCost %d", n, per, DoneCost)
+		}
+		runtime.KeepAlive(d)
 	}
 }
