@@ -265,3 +265,80 @@ func TestClaimedHelloOverMaxHello(t *testing.T) {
 		t.Errorf("%d reported, %d conns, %d bytes buffered, %+v", *n, tr.Conns(), tr.Buffered(), tr.Stats)
 	}
 }
+
+// Connections dropped (evicted at the cap, failed, finished) are reused
+// for new ones: with many interleaved two-Initial connections, a few at a
+// time, some evicted, and corrupt first Initials between them, every
+// ClientHello reported is whole and its connection's own (its length
+// names the client port).
+func TestConnReuse(t *testing.T) {
+	type rep struct {
+		port uint16
+		n    int
+	}
+	var got []rep
+	tr := NewTracker(&Options{MaxConns: 3}, func(c *ClientHello) {
+		got = append(got, rep{c.Client.Port(), len(c.Message)})
+	})
+	helloLen := func(i int) int { return 600 + i }
+	first := func(i int) []byte {
+		msg := fakeHello(helloLen(i) - 4)
+		return sealInitial(Version1, []byte{byte(i), byte(i >> 8), 7, 7, 7, 7, 7, 7}, []byte{byte(i)}, 0, cryptoFrame(0, msg[:300]))
+	}
+	second := func(i int) []byte {
+		msg := fakeHello(helloLen(i) - 4)
+		return sealInitial(Version1, []byte{byte(i), byte(i >> 8), 7, 7, 7, 7, 7, 7}, []byte{byte(i)}, 1, cryptoFrame(300, msg[300:]))
+	}
+	const n = 300
+	want := 0
+	for i := 0; i < n; i += 4 {
+		// Four connections start, a corrupt one among them; the first
+		// is evicted at the cap of 3, and its second Initial not sent.
+		for j := i; j < i+4; j++ {
+			tr.Add(testTime(j), clientPort(j), testServer, first(j))
+		}
+		bad := first(i + 1000)
+		bad[len(bad)-1] ^= 1
+		tr.Add(testTime(i), clientPort(i+1000), testServer, bad)
+		for j := i + 1; j < i+4; j++ {
+			tr.Add(testTime(j), clientPort(j), testServer, second(j))
+		}
+		want += 3
+	}
+	if len(got) != want || tr.Stats.Evicted != n/4 || tr.Stats.AuthFailed != n/4 {
+		t.Fatalf("%d reported, want %d; %+v", len(got), want, tr.Stats)
+	}
+	for _, r := range got {
+		if i := int(r.port) - 40000; r.n != helloLen(i) {
+			t.Errorf("client port %d: %d-byte ClientHello, want %d", r.port, r.n, helloLen(i))
+		}
+	}
+	if len(tr.spare) > maxFree {
+		t.Errorf("%d spare conns", len(tr.spare))
+	}
+}
+
+// A server's Initial is told from a client's, whether the connection's
+// ClientHello is in progress or reported; a datagram from a port no
+// connection went to is not looked up the other way, and is a client's.
+func TestFromServer(t *testing.T) {
+	tr, n := countingTracker(nil)
+	server := sealInitial(Version1, []byte{1, 2, 3, 4}, []byte{9, 9, 9, 9}, 0, []byte{frameAck, 0, 0, 0, 0})
+	tr.Add(testTime(0), testClient, testServer, partial(1))
+	tr.Add(testTime(1), testServer, testClient, server)
+	if tr.Stats.FromServer != 1 || tr.Conns() != 1 || tr.Stats.AuthFailed != 0 {
+		t.Fatalf("in progress: %+v, %d conns", tr.Stats, tr.Conns())
+	}
+	tr.Add(testTime(2), testClient, testServer, sealInitial(Version1, []byte{1, 3, 3, 4, 5, 6, 7, 8}, []byte{1}, 1, cryptoFrame(100, fakeHello(996)[100:])))
+	tr.Add(testTime(3), testServer, testClient, server)
+	if *n != 1 || tr.Stats.FromServer != 2 || tr.Done() != 1 || tr.Stats.AuthFailed != 0 {
+		t.Fatalf("reported: %d hellos, %+v", *n, tr.Stats)
+	}
+	// From the client's port to a port no connection went to: taken as
+	// a client's Initial (sealInitial seals with a client's keys: it is
+	// followed).
+	tr.Add(testTime(4), testClient, clientPort(7), server)
+	if tr.Stats.FromServer != 2 || tr.Stats.Conns != 2 || tr.Conns() != 1 {
+		t.Errorf("from a client port: %+v, %d conns", tr.Stats, tr.Conns())
+	}
+}

@@ -1,5 +1,7 @@
 package quic
 
+import "encoding/binary"
+
 // Frame types an Initial packet may carry (RFC 9000 §12.4, Table 3).
 const (
 	framePadding   = 0x00
@@ -21,63 +23,90 @@ type cryptoFunc func(offset uint64, data []byte)
 // then, only if all are allowed and well formed, calls fn with each CRYPTO
 // frame's data: a packet with one bad frame is not trusted at all.
 func walkFrames(p []byte, fn cryptoFunc) error {
-	if err := frames(p, nil); err != nil {
+	var found [maxFound]cryptoRef
+	n, err := frames(p, &found, nil)
+	if err != nil {
 		return err
 	}
-	return frames(p, fn)
+	if n > maxFound {
+		_, err = frames(p, nil, fn) // more than were noted: walked again
+		return err
+	}
+	for _, r := range found[:n] {
+		fn(r.off, p[r.lo:r.hi])
+	}
+	return nil
 }
 
-func frames(p []byte, fn cryptoFunc) error {
+// maxFound is how many CRYPTO frames of a packet walkFrames notes while it
+// checks the packet, to hand them over without walking it again.
+const maxFound = 8
+
+// cryptoRef is a CRYPTO frame: its stream offset and where its data is in
+// the packet.
+type cryptoRef struct {
+	off    uint64
+	lo, hi int
+}
+
+// frames walks the frames of p, noting its CRYPTO frames in found (when
+// not nil; the first maxFound of them) and calling fn with each (when not
+// nil). It returns how many CRYPTO frames there are.
+func frames(p []byte, found *[maxFound]cryptoRef, fn cryptoFunc) (int, error) {
+	n, size := 0, len(p)
 	for len(p) > 0 {
 		typ, w := varint(p)
 		if w == 0 {
-			return errVarint
+			return n, errVarint
 		}
 		p = p[w:]
 		switch typ {
 		case framePadding:
-			for len(p) > 0 && p[0] == 0 {
-				p = p[1:]
-			}
+			p = skipZeros(p)
 		case framePing:
 		case frameAck, frameAckECN:
 			var err error
 			if p, err = ackFrame(p, typ == frameAckECN); err != nil {
-				return err
+				return n, err
 			}
 		case frameCrypto:
 			off, w1 := varint(p)
-			n, w2 := varint(p[w1:])
+			l, w2 := varint(p[w1:])
 			if w1 == 0 || w2 == 0 {
-				return errVarint
+				return n, errVarint
 			}
 			p = p[w1+w2:]
-			if n > uint64(len(p)) || off+n > maxStreamOffset {
-				return errFrameData
+			if l > uint64(len(p)) || off+l > maxStreamOffset {
+				return n, errFrameData
+			}
+			if found != nil && n < maxFound {
+				at := size - len(p)
+				found[n] = cryptoRef{off, at, at + int(l)}
 			}
 			if fn != nil {
-				fn(off, p[:n])
+				fn(off, p[:l])
 			}
-			p = p[n:]
+			n++
+			p = p[l:]
 		case frameConnClose:
 			var reason uint64
 			var err error
 			if p, err = skipVarints(p, 2); err != nil { // error code, frame type
-				return err
+				return n, err
 			}
 			reason, w = varint(p)
 			if w == 0 {
-				return errVarint
+				return n, errVarint
 			}
 			if p = p[w:]; reason > uint64(len(p)) {
-				return errFrameData
+				return n, errFrameData
 			}
 			p = p[reason:]
 		default:
-			return errFrame
+			return n, errFrame
 		}
 	}
-	return nil
+	return n, nil
 }
 
 // ackFrame reads an ACK frame's fields (RFC 9000 §19.3) after its type,
@@ -120,6 +149,18 @@ func ackFrame(p []byte, ecn bool) ([]byte, error) {
 		return skipVarints(p, 3)
 	}
 	return p, nil
+}
+
+// skipZeros returns p after its leading zero bytes (PADDING frames), read
+// a word at a time: an Initial is mostly padding.
+func skipZeros(p []byte) []byte {
+	for len(p) >= 8 && binary.LittleEndian.Uint64(p) == 0 {
+		p = p[8:]
+	}
+	for len(p) > 0 && p[0] == 0 {
+		p = p[1:]
+	}
+	return p
 }
 
 func skipVarints(p []byte, n int) ([]byte, error) {

@@ -7,19 +7,20 @@ import (
 
 var errAuth = errors.New("quic: packet failed authentication")
 
-// opener decrypts Initial packets in buffers of its own, made once: the
+// opener decrypts Initial packets into buffers of its own, made once: the
 // datagram is never written to.
 type opener struct {
-	buf   []byte // the packet being opened
+	hdr   []byte // the header of the packet being opened, protection removed
+	buf   []byte // its payload, decrypted
 	mask  [16]byte
 	nonce [12]byte
 }
 
-// open copies the packet pkt (its header parsed into h), removes its
-// header protection, and decrypts and authenticates its payload with k.
-// largest is the largest packet number of the connection so far (-1 for
-// none), to expand the truncated one. The payload aliases o's buffer until
-// the next call.
+// open removes the header protection of the packet pkt (its header parsed
+// into h) in a copy of its header, then decrypts and authenticates its
+// payload with k. largest is the largest packet number of the connection
+// so far (-1 for none), to expand the truncated one. The payload aliases
+// o's buffer until the next call.
 func (o *opener) open(k *keys, pkt []byte, h *header, largest int64) (payload []byte, pn int64, err error) {
 	// The sample is the 16 bytes 4 past the packet number's start, as if
 	// it were 4 bytes long (RFC 9001 §5.4.2).
@@ -29,9 +30,12 @@ func (o *opener) open(k *keys, pkt []byte, h *header, largest int64) (payload []
 	if cap(o.buf) < len(pkt) {
 		o.buf = make([]byte, max(len(pkt), 2048))
 	}
-	b := o.buf[:len(pkt)]
+	if cap(o.hdr) < h.pnOff+4 {
+		o.hdr = make([]byte, max(h.pnOff+4, 64))
+	}
+	b := o.hdr[:h.pnOff+4] // the header and the longest packet number
 	copy(b, pkt)
-	k.hp.Encrypt(o.mask[:], b[h.pnOff+4:h.pnOff+20])
+	k.hp.Encrypt(o.mask[:], pkt[h.pnOff+4:h.pnOff+20])
 	b[0] ^= o.mask[0] & 0x0f
 	pnLen := int(b[0]&3) + 1
 	var truncated uint64
@@ -43,8 +47,7 @@ func (o *opener) open(k *keys, pkt []byte, h *header, largest int64) (payload []
 	o.nonce = k.iv
 	binary.BigEndian.PutUint64(o.nonce[4:], binary.BigEndian.Uint64(o.nonce[4:])^uint64(pn))
 	hdr := h.pnOff + pnLen
-	ct := b[hdr:]
-	payload, err = k.aead.Open(ct[:0], o.nonce[:], ct, b[:hdr])
+	payload, err = k.aead.Open(o.buf[:0], o.nonce[:], pkt[hdr:], b[:hdr])
 	if err != nil {
 		return nil, 0, errAuth
 	}

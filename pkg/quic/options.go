@@ -24,7 +24,7 @@ type Options struct {
 	Timeout time.Duration
 	// MaxDone caps the connections remembered after their ClientHello was
 	// reported, so that their later Initials do not report it again; the
-	// oldest is forgotten first. Each costs DoneCost bytes.
+	// oldest is forgotten first. Each costs DoneCost bytes; at most 1<<30.
 	MaxDone int
 	// DoneLinger is how long, in packet time, they are remembered.
 	DoneLinger time.Duration
@@ -57,6 +57,7 @@ func (o *Options) fill() {
 	if o.MaxDone <= 0 {
 		o.MaxDone = d.MaxDone
 	}
+	o.MaxDone = min(o.MaxDone, 1<<30) // the done table's positions are 32-bit
 	if o.DoneLinger <= 0 {
 		o.DoneLinger = d.DoneLinger
 	}

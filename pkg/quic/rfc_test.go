@@ -117,7 +117,7 @@ func TestRFCClientInitial(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if hdr := o.buf[:len(tc.header)/2]; pn != 2 || !bytes.Equal(hdr, mustHex(tc.header)) {
+			if hdr := o.hdr[:len(tc.header)/2]; pn != 2 || !bytes.Equal(hdr, mustHex(tc.header)) {
 				t.Errorf("packet number %d, header %x; want 2, %s", pn, hdr, tc.header)
 			}
 			if len(payload) != 1200-len(tc.header)/2-16 {
@@ -158,7 +158,7 @@ func TestKDFMatchesHKDF(t *testing.T) {
 	var d kdf
 	for n := 0; n <= maxCIDLen; n++ {
 		dcid := bytes.Repeat([]byte{byte(n * 7)}, n)
-		for _, p := range []*versionParams{&paramsV1, &paramsV2, &paramsDraft29} {
+		for _, p := range []*versionParams{&paramsV1, &paramsV2, &paramsDraft29, &paramsDraft23} {
 			initial, _ := hkdf.Extract(sha256.New, dcid, p.salt)
 			for _, tc := range []struct {
 				label string
@@ -172,6 +172,26 @@ func TestKDFMatchesHKDF(t *testing.T) {
 				d.expandLabel(&got, ext[:], tc.label, tc.n)
 				if !bytes.Equal(got[:tc.n], want) {
 					t.Fatalf("dcid %x %s: %x, want %x", dcid, tc.label, got[:tc.n], want)
+				}
+			}
+			// The same through the prepared HMAC keys (the salt's, the
+			// secret's) that deriving a connection's keys uses.
+			expand := func(secret []byte, label string, n int) []byte {
+				info := []byte{0, byte(n), byte(6 + len(label))}
+				info = append(append(append(info, "tls13 "...), label...), 0)
+				b, _ := hkdf.Expand(sha256.New, secret, string(info), n)
+				return b
+			}
+			client := expand(initial, "client in", 32)
+			wants := map[string][]byte{p.keyLabel: expand(client, p.keyLabel, 16), p.ivLabel: expand(client, p.ivLabel, 12), p.hpLabel: expand(client, p.hpLabel, 16)}
+			var key, iv, hp [32]byte
+			d.initialKeys(&key, &iv, &hp, p, dcid)
+			for _, c := range []struct {
+				label string
+				got   []byte
+			}{{p.keyLabel, key[:16]}, {p.ivLabel, iv[:12]}, {p.hpLabel, hp[:16]}} {
+				if !bytes.Equal(c.got, wants[c.label]) {
+					t.Fatalf("dcid %x: initialKeys %s %x, want %x", dcid, c.label, c.got, wants[c.label])
 				}
 			}
 		}

@@ -19,9 +19,6 @@ type ClientHello struct {
 	Message        []byte // the whole handshake message: type 1, 3-byte length, body
 }
 
-// flowKey is a client's address and port and the server's.
-type flowKey struct{ client, server netip.AddrPort }
-
 // conn is a client connection whose ClientHello is in progress.
 type conn struct {
 	key      flowKey
@@ -30,6 +27,7 @@ type conn struct {
 	dcid     [maxCIDLen]byte // the Destination Connection ID the keys come from
 	dcidLen  uint8
 	rekeys   uint8 // keys derived again from a later packet's DCID (after a Retry)
+	dropped  bool  // no longer tracked (given up, evicted, or finished)
 	keys     keys
 	largest  int64 // largest packet number that authenticated
 	want     int   // the ClientHello's whole length, once its first 4 bytes are in; else 0
@@ -56,20 +54,25 @@ var cidSeed = maphash.MakeSeed()
 // ClientHello is whole, and reports it. Time is packet time. A Tracker is
 // not safe for concurrent use.
 type Tracker struct {
-	opts     Options
-	emit     func(*ClientHello)
-	conns    map[flowKey]*conn
-	done     doneTable
-	free     [][]byte
-	open     opener
-	kdf      kdf
-	cur      *conn
-	onCrypto cryptoFunc
-	hello    ClientHello
-	buffered int
-	peak     int
-	now      int64
-	swept    int64
+	opts  Options
+	emit  func(*ClientHello)
+	conns map[flowKey]*conn
+	done  doneTable
+	free  [][]byte
+	spare []*conn // dropped conns, for reuse: none is referred to once first is called
+	// serverPorts has the bit of every port a connection was followed
+	// to, ever: a datagram from a port not in it cannot be a server's,
+	// and is not looked up the other way.
+	serverPorts [1 << 16 / 64]uint64
+	open        opener
+	kdf         kdf
+	cur         *conn
+	onCrypto    cryptoFunc
+	hello       ClientHello
+	buffered    int
+	peak        int
+	now         int64
+	swept       int64
 
 	Stats Stats
 }
@@ -103,7 +106,7 @@ func (t *Tracker) Done() int { return t.done.len() }
 func (t *Tracker) Add(ts time.Time, client, server netip.AddrPort, datagram []byte) {
 	t.clock(ts.UnixNano())
 	t.Stats.Datagrams++
-	key := flowKey{client, server}
+	key := makeFlowKey(client, server)
 	for d := datagram; len(d) > 0; {
 		var h header
 		if err := parseLong(d, &h); err != nil {
@@ -204,17 +207,27 @@ func (t *Tracker) initial(key flowKey, h *header, pkt []byte) {
 // first decrypts the first Initial of a connection with keys derived from
 // its DCID, and only if it authenticates starts tracking the connection.
 func (t *Tracker) first(key flowKey, h *header, scid uint64, pkt []byte) (*conn, []byte, int64, error) {
-	c := &conn{key: key, scid: scid, version: h.version, largest: -1, started: t.now}
+	var c *conn
+	if k := len(t.spare); k > 0 {
+		c, t.spare = t.spare[k-1], t.spare[:k-1]
+		*c = conn{}
+	} else {
+		c = new(conn)
+	}
+	c.key, c.scid, c.version, c.largest, c.started = key, scid, h.version, -1, t.now
 	c.dcidLen = uint8(copy(c.dcid[:], h.dcid))
 	t.kdf.deriveKeys(&c.keys, h.params, h.dcid)
 	payload, pn, err := t.open.open(&c.keys, pkt, h, -1)
 	if err != nil {
+		c.keys = keys{}
+		t.spare = append(t.spare, c) // taken from it, or new while it was short
 		return nil, nil, 0, err
 	}
 	if len(t.conns) >= t.opts.MaxConns {
 		t.evict(nil)
 	}
 	t.conns[key] = c
+	t.serverPorts[key.sport/64] |= 1 << (key.sport % 64)
 	t.peak = max(t.peak, len(t.conns))
 	t.Stats.Conns++
 	return c, payload, pn, nil
@@ -231,7 +244,10 @@ func (t *Tracker) failed(err error) {
 // fromServer reports whether the datagrams of key go the other way of a
 // connection tracked or remembered.
 func (t *Tracker) fromServer(key flowKey) bool {
-	r := flowKey{key.server, key.client}
+	if t.serverPorts[key.cport/64]&(1<<(key.cport%64)) == 0 {
+		return false // no connection was followed to the sender's port
+	}
+	r := key.reverse()
 	if t.conns[r] != nil {
 		return true
 	}
@@ -276,7 +292,7 @@ func (t *Tracker) crypto(off uint64, b []byte) {
 // CRYPTO data is not one.
 func (t *Tracker) check(c *conn) {
 	t.cur = nil
-	if t.conns[c.key] != c || c.want == 0 {
+	if c.dropped || c.want == 0 {
 		return
 	}
 	if c.crypto.data[0] != tlshello.TypeClientHello || c.want > t.opts.MaxHello {
@@ -287,7 +303,8 @@ func (t *Tracker) check(c *conn) {
 	if c.crypto.ready() < c.want {
 		return
 	}
-	t.hello = ClientHello{Client: c.key.client, Server: c.key.server, Version: c.version, Message: c.crypto.data[:c.want]}
+	client, server := c.key.addrs()
+	t.hello = ClientHello{Client: client, Server: server, Version: c.version, Message: c.crypto.data[:c.want]}
 	t.Stats.Hellos++
 	t.emit(&t.hello)
 	t.hello.Message = nil
@@ -355,9 +372,17 @@ func (t *Tracker) evict(keep *conn) bool {
 	return true
 }
 
-// drop forgets c without remembering it.
+// drop forgets c without remembering it, and keeps it for reuse.
 func (t *Tracker) drop(c *conn) {
+	if c.dropped {
+		return
+	}
+	c.dropped = true
+	c.keys = keys{} // a spare conn pins no key schedule
 	t.release(c)
+	if len(t.spare) < maxFree {
+		t.spare = append(t.spare, c)
+	}
 	delete(t.conns, c.key)
 	if t.cur == c {
 		t.cur = nil
