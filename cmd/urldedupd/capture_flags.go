@@ -251,7 +251,7 @@ func writeSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 		}
 	}
 	if len(other) > 0 {
-		fmt.Fprintf(w, "streams of other protocols, not parsed:%s\n", other)
+		fmt.Fprintf(w, "streams of other protocols than HTTP/1.x:%s\n", other)
 	}
 	for _, line := range s.Reasons.Describe() {
 		fmt.Fprintln(w, line)

@@ -188,7 +188,7 @@ func TestReplayNonHTTPSummary(t *testing.T) {
 	writeFlows(t, pcap, len(starts), func(i int) string { return starts[i] })
 	dir := filepath.Join(t.TempDir(), "state")
 	_, text, code := run(t, nil, "--dir", dir, "replay", "-o", os.DevNull, pcap)
-	if code != 0 || !strings.Contains(text, "streams of other protocols, not parsed:  tls 2  ssh 1\n") || !strings.Contains(text, "parse errors 0 ") {
+	if code != 0 || !strings.Contains(text, "streams of other protocols than HTTP/1.x:  tls 2  ssh 1\n") || !strings.Contains(text, "parse errors 0 ") {
 		t.Fatalf("exit %d, summary:\n%s", code, text)
 	}
 	_, js, code := run(t, nil, "--dir", dir, "replay", "--json", "-o", os.DevNull, pcap)
