@@ -87,7 +87,7 @@ lo, hi = max(0.0, mid - half), min(1.0, mid + half)
 # expectation, so the insert phase loses n minus that many.
 M = 2.0 ** 32
 expected_lost = n - M * (-math.expm1(-n / M))
-fmt = lambda x: "%.3g" % x
+fmt = lambda x: "%.4g" % x
 chance = "-" if chance == "-" else fmt(float(chance))
 print(f"| {layout} | {n:,} | {idup:,} ({expected_lost:,.0f} for bitmap) | {t1 - t0:.0f} | {qdup:,} / {q:,} "
       f"| {fmt(p)} [{fmt(lo)}, {fmt(hi)}] | {fmt(n / M)} | {chance} | {t3 - t2:.0f} |")
