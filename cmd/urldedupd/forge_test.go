@@ -45,7 +45,9 @@ func TestForgedCRC(t *testing.T) {
 				t.Fatalf("filter %s: %d %q %q", seen, code, out, stderr)
 			}
 			out, err := exec.Command(forger, append(tc.forge, seen, tc.prefix)...).Output()
-			if err != nil {
+			if ee, ok := err.(*exec.ExitError); ok {
+				t.Fatalf("crcforge: %v: %s", err, ee.Stderr)
+			} else if err != nil {
 				t.Fatalf("crcforge: %v", err)
 			}
 			forged := strings.TrimSuffix(string(out), "\n")
