@@ -1,5 +1,7 @@
 // Command genurls writes a deterministic file of URL lines for benchmarks:
 // about 55 bytes a line, a chosen share of them repeats of earlier lines.
+// Line ids count up from -start, so that with -dup 0 the runs -n N and
+// -start N make disjoint sets of distinct URLs (scripts/bench-capacity.sh).
 package main
 
 import (
@@ -14,6 +16,7 @@ func main() {
 	n := flag.Int("n", 10_000_000, "number of lines")
 	dup := flag.Float64("dup", 0.3, "share of lines that repeat an earlier line")
 	seed := flag.Uint64("seed", 1, "random seed")
+	start := flag.Int("start", 0, "id of the first distinct line (ids appear in the URL path, so distinct ids make distinct URLs)")
 	flag.Parse()
 	rng := rand.New(rand.NewPCG(*seed, 42))
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
@@ -21,9 +24,9 @@ func main() {
 	paths := []string{"products", "news/world", "blog/2026", "static/img", "search", "user/profile"}
 	distinct := 0
 	for i := 0; i < *n; i++ {
-		id := distinct
+		id := *start + distinct
 		if distinct > 0 && rng.Float64() < *dup {
-			id = rng.IntN(distinct)
+			id = *start + rng.IntN(distinct)
 		} else {
 			distinct++
 		}
