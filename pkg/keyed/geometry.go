@@ -12,8 +12,12 @@ const (
 	SlotsPerBucket = 16
 	// BucketBytes is the size of a bucket: one cache line.
 	BucketBytes = SlotsPerBucket * 4
-	// MinShardBytes is the smallest shard: 2 MiB, 2^15 buckets.
+	// MinShardBytes is the smallest shard of a state: 2 MiB, 2^15 buckets,
+	// as in the bitmap layout. Plan never goes below it.
 	MinShardBytes = 2 << 20
+	// MinTableShardBytes is the smallest shard a Table or Geometry takes:
+	// two buckets, for tests and simulations of a table reaching full.
+	MinTableShardBytes = 2 * BucketBytes
 	// MaxShardBytes is the largest shard the 64-bit hash can address: 24
 	// bucket bits, 2^24 buckets, 1 GiB (a 256 GiB state).
 	MaxShardBytes = 1 << 30
@@ -24,13 +28,15 @@ const (
 type Geometry struct {
 	ShardBytes int64
 	mask       uint32 // buckets per shard − 1
+	fpMask     uint32 // 0 for 32-bit fingerprints; tests narrow them to measure the formula
 }
 
 // NewGeometry returns the geometry of 256 shards of shardBytes each, which
-// must be a power of two from MinShardBytes to MaxShardBytes.
+// must be a power of two from MinTableShardBytes to MaxShardBytes (a state
+// on disk or in Redis takes at least MinShardBytes).
 func NewGeometry(shardBytes int64) (Geometry, error) {
-	if shardBytes < MinShardBytes || shardBytes > MaxShardBytes || bits.OnesCount64(uint64(shardBytes)) != 1 {
-		return Geometry{}, fmt.Errorf("%w: %d bytes (a power of two from %d to %d)", ErrShardSize, shardBytes, MinShardBytes, MaxShardBytes)
+	if shardBytes < MinTableShardBytes || shardBytes > MaxShardBytes || bits.OnesCount64(uint64(shardBytes)) != 1 {
+		return Geometry{}, fmt.Errorf("%w: %d bytes (a power of two from %d to %d)", ErrShardSize, shardBytes, MinTableShardBytes, MaxShardBytes)
 	}
 	return Geometry{ShardBytes: shardBytes, mask: uint32(shardBytes/BucketBytes) - 1}, nil
 }
@@ -55,6 +61,9 @@ type Loc struct {
 // Locate splits a keyed hash into its Loc.
 func (g Geometry) Locate(h uint64) Loc {
 	fp := uint32(h)
+	if g.fpMask != 0 {
+		fp &= g.fpMask
+	}
 	if fp == 0 {
 		fp = 1
 	}

@@ -41,7 +41,12 @@ func (o Occupancy) Compared() float64 { return o.Mean() * (1 + o.FullFrac()) }
 //
 // where mean is the mean bucket occupancy and full the fraction of full
 // buckets.
-func (o Occupancy) FalseDup() float64 { return -math.Expm1(o.Compared() * math.Log1p(-1.0/fpSpace)) }
+func (o Occupancy) FalseDup() float64 { return o.falseDup(fpSpace) }
+
+// falseDup is FalseDup for fingerprints of space values.
+func (o Occupancy) falseDup(space float64) float64 {
+	return -math.Expm1(o.Compared() * math.Log1p(-1/space))
+}
 
 // NotStored returns the chance that the next new URL finds both its
 // buckets full and is not stored: full².
@@ -65,8 +70,9 @@ func Predict(load float64) Occupancy {
 		return occupancy(y, 0)
 	}
 	const h = 1.0 / 64
-	steps := int(math.Ceil(load / h))
-	dt := load / float64(steps)
+	span := min(load, saturated)
+	steps := int(math.Ceil(span / h))
+	dt := span / float64(steps)
 	var k1, k2, k3, k4, tmp [SlotsPerBucket + 2]float64
 	for range steps {
 		deriv(&y, &k1)
@@ -80,8 +86,15 @@ func Predict(load float64) Occupancy {
 			y[i] += dt / 6 * (k1[i] + 2*k2[i] + 2*k3[i] + k4[i])
 		}
 	}
+	// Past saturation every bucket is full (to double precision) and every
+	// further URL is lost.
+	y[SlotsPerBucket+1] += (load - span) * y[SlotsPerBucket] * y[SlotsPerBucket]
 	return occupancy(y, load)
 }
+
+// saturated is a load past which the model's buckets are all full: at 64
+// URLs a bucket the fraction not full is below 1e-16.
+const saturated = 4 * SlotsPerBucket
 
 func occupancy(y [SlotsPerBucket + 2]float64, load float64) Occupancy {
 	var o Occupancy
