@@ -34,7 +34,7 @@ func newHeapTable(tb testing.TB, shardBytes int) *Table {
 func testURL(dst []byte, family string, i int) []byte {
 	dst = append(dst, "http://www.example.com/"...)
 	dst = append(dst, family...)
-	dst = append(dst, "/catalog/item?id="...)
+	dst = append(dst, "/catalog/product/itm?id="...)
 	return strconv.AppendInt(dst, int64(i), 10)
 }
 

@@ -142,9 +142,8 @@ func TestDecideSequences(t *testing.T) {
 		}
 	}
 	// where the fingerprints are: b1 in slot order, then b2, little-endian
-	tab := newHeapTable(t, 4096)
 	shards := heapShards(4096)
-	tab, _ = NewTable(shards, false)
+	tab, _ := NewTable(shards, false)
 	for _, s := range fill {
 		tab.Decide(s.l)
 	}
