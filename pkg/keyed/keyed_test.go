@@ -241,9 +241,9 @@ func TestPlan(t *testing.T) {
 		{1e6, 1, ErrPlan},
 		{1e6, math.NaN(), ErrPlan},
 		{1e6, -1, ErrPlan},
-		{1e12, 1e-6, ErrCannotMeet},   // 1e12 URLs do not fit 2^36 slots
-		{1e9, 1e-12, ErrCannotMeet},   // 32-bit fingerprints: needs ~100× the largest state
-		{1e6, 1e-15, ErrCannotMeet},   // below what 2^32 fingerprints compare
+		{1e12, 1e-6, ErrCannotMeet}, // 1e12 URLs do not fit 2^36 slots
+		{1e9, 1e-12, ErrCannotMeet}, // 32-bit fingerprints: needs ~100× the largest state
+		{1e6, 1e-15, ErrCannotMeet}, // below what 2^32 fingerprints compare
 		{10e6, 1e-9, nil},
 		{100e6, 1e-6, nil},
 		{1e9, 1e-6, nil},
