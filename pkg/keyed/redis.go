@@ -1,0 +1,129 @@
+package keyed
+
+import (
+	"context"
+	_ "embed"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrRedis is returned when Redis did not answer a batch; some of its URLs
+// may have been stored.
+var ErrRedis = errors.New("keyed: redis")
+
+//go:embed decide.lua
+var decideLua string
+
+// decideScript scans b1 then b2 of one shard key and stores the fingerprint
+// in the first empty slot, as Table.Decide does, in one atomic server-side
+// script: Redis runs a script alone, and both buckets are in the one key,
+// so Redis Cluster routes it to one node.
+var decideScript = redis.NewScript(decideLua)
+
+// Redis decides URLs on a keyed table held in 256 Redis string keys, one
+// per shard, byte for byte the shard files' contents (a key shorter than
+// the shard reads as zeros past its end), so migrating is a copy.
+type Redis struct {
+	c     redis.UniversalClient
+	geo   Geometry
+	keys  [Shards]string
+	newN  atomic.Uint64
+	dupN  atomic.Uint64
+	fullN atomic.Uint64
+}
+
+// NewRedis returns a Redis table of geometry g on c, with shard i in the key
+// prefix + ":" + two lower-case hex digits of i.
+func NewRedis(c redis.UniversalClient, prefix string, g Geometry) *Redis {
+	r := &Redis{c: c, geo: g}
+	for i := range r.keys {
+		r.keys[i] = fmt.Sprintf("%s:%02x", prefix, i)
+	}
+	return r
+}
+
+// Key returns the key of shard i.
+func (r *Redis) Key(i uint8) string { return r.keys[i] }
+
+// Counts returns the decisions made so far.
+func (r *Redis) Counts() Counts {
+	return Counts{New: r.newN.Load(), Dup: r.dupN.Load(), Full: r.fullN.Load()}
+}
+
+// DecideBatch decides every Loc in order, one script run per URL, all in
+// one pipeline: res[i] is its answer, as Table.DecideBatch gives. Commands
+// on one key run in order, so repeats within the batch are duplicates of
+// the first (in a dry run they share its answer).
+func (r *Redis) DecideBatch(ctx context.Context, locs []Loc, res []Result, dryRun bool) (c Counts, err error) {
+	res = res[:len(locs)]
+	cmds, err := r.run(ctx, locs, dryRun)
+	if err != nil {
+		return c, err
+	}
+	for i, cmd := range cmds {
+		v, err := cmd.Int64()
+		if err != nil || v < 0 || v > int64(Full) {
+			return Counts{}, fmt.Errorf("%w: batch of %d: %v", ErrRedis, len(locs), err)
+		}
+		res[i] = Result(v)
+		c.add(res[i])
+	}
+	if !dryRun {
+		r.newN.Add(c.New)
+		r.dupN.Add(c.Dup)
+		r.fullN.Add(c.Full)
+	}
+	return c, nil
+}
+
+// run pipelines EVALSHA for every Loc. Commands refused with NOSCRIPT
+// (the server lost its scripts: such a command did not run) are sent once
+// more, after loading the script on every node; any other error fails the
+// batch.
+func (r *Redis) run(ctx context.Context, locs []Loc, dryRun bool) ([]*redis.Cmd, error) {
+	dry := "0"
+	if dryRun {
+		dry = "1"
+	}
+	cmds := make([]*redis.Cmd, len(locs))
+	todo := make([]int, len(locs))
+	for i := range todo {
+		todo[i] = i
+	}
+	for attempt := 0; len(todo) > 0; attempt++ {
+		if attempt > 1 {
+			return nil, fmt.Errorf("%w: batch of %d: NOSCRIPT after loading the script", ErrRedis, len(locs))
+		}
+		pipe := r.c.Pipeline()
+		for _, i := range todo {
+			l := locs[i]
+			var fp [4]byte
+			binary.LittleEndian.PutUint32(fp[:], l.FP)
+			cmds[i] = decideScript.EvalSha(ctx, pipe, []string{r.keys[l.Shard]},
+				int64(l.B1&r.geo.mask)*BucketBytes, int64(l.B2&r.geo.mask)*BucketBytes, string(fp[:]), dry)
+		}
+		_, _ = pipe.Exec(ctx) // every command carries its own error
+		var again []int
+		for _, i := range todo {
+			err := cmds[i].Err()
+			switch {
+			case err == nil:
+			case strings.HasPrefix(err.Error(), "NOSCRIPT"):
+				again = append(again, i)
+			default:
+				return nil, fmt.Errorf("%w: batch of %d: %v (the batch may have been partly applied)", ErrRedis, len(locs), err)
+			}
+		}
+		if todo = again; len(todo) > 0 {
+			if err := decideScript.Load(ctx, r.c).Err(); err != nil {
+				return nil, fmt.Errorf("%w: load script: %v", ErrRedis, err)
+			}
+		}
+	}
+	return cmds, nil
+}
