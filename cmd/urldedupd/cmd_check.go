@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
@@ -29,7 +30,7 @@ cannot write. A state that does not exist yet counts every URL as new.`,
 
 func runCheck(g *globalOptions, urls []string, out io.Writer) error {
 	st, err := openState(g, &shardfile.Options{ReadOnly: true})
-	if errors.Is(err, shardfile.ErrNoState) {
+	if errors.Is(err, format.ErrNoState) {
 		st = nil // nothing recorded yet: everything is new
 	} else if err != nil {
 		return err

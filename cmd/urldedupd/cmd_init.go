@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
@@ -54,16 +55,16 @@ func runInit(g *globalOptions, o *initOptions, out io.Writer) error {
 	if err != nil {
 		return usageError(err)
 	}
-	f := shardfile.Format{Algorithm: alg, Mode: mode}
+	f := format.Spec{Algorithm: alg, Mode: mode}
 	if g.backend != "" {
-		st, err := openRedis(g, &shardfile.Options{Create: true, Format: &f})
+		st, err := openRedis(g, &shardfile.Options{Create: true, Spec: &f})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "ready %s (signature %s, normalize %s)\n", st.where, alg, mode)
 		return st.Close()
 	}
-	d, err := shardfile.Open(g.dir, &shardfile.Options{Create: true, Format: &f, Warn: warnState})
+	d, err := shardfile.Open(g.dir, &shardfile.Options{Create: true, Spec: &f, Warn: warnState})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 )
 
@@ -57,21 +58,22 @@ func runMerge(into string, srcs []string, out io.Writer) (err error) {
 			return err
 		}
 		dirs = append(dirs, d)
-		if f, first := d.Meta().Format, dirs[0].Meta().Format; f != first {
-			return fmt.Errorf("merge: %s: %w: signature %s, normalize %s; %s has %s, %s", p, shardfile.ErrMetaMismatch,
-				f.Algorithm, f.Mode, srcs[0], first.Algorithm, first.Mode)
+		if err := d.Meta().Compatible(dirs[0].Meta()); err != nil {
+			return fmt.Errorf("merge: %s against %s: %w", p, srcs[0], err)
 		}
 	}
-	format := dirs[0].Meta().Format
-	dst, err := shardfile.Open(into, &shardfile.Options{Create: true, Format: &format, Warn: warnState})
-	if errors.Is(err, shardfile.ErrMetaMismatch) {
-		return fmt.Errorf("merge: %s (signature %s, normalize %s) into %s: %w",
-			strings.Join(srcs, ", "), format.Algorithm, format.Mode, into, err)
+	spec := dirs[0].Meta().Spec
+	dst, err := shardfile.Open(into, &shardfile.Options{Create: true, Spec: &spec, Warn: warnState})
+	if err == nil {
+		dirs = append(dirs, dst)
+		err = dst.Meta().Compatible(dirs[0].Meta())
+	}
+	if errors.Is(err, format.ErrMismatch) {
+		return fmt.Errorf("merge: %s (%s) into %s: %w", strings.Join(srcs, ", "), spec, into, err)
 	}
 	if err != nil {
 		return err
 	}
-	dirs = append(dirs, dst)
 	set := bitcheck.New(dst)
 	for i, d := range dirs[:len(dirs)-1] {
 		added, err := set.Merge(bitcheck.New(d))

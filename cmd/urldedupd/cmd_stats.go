@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
@@ -68,10 +69,10 @@ func runStats(g *globalOptions, o *statsOptions, out io.Writer) error {
 	return nil
 }
 
-func writeStats(out io.Writer, dir string, m shardfile.Meta, fill bitcheck.Fill) {
+func writeStats(out io.Writer, dir string, m format.Meta, fill bitcheck.Fill) {
 	fmt.Fprintf(out, "state       %s\n", dir)
 	fmt.Fprintf(out, "format      signature %s, normalize %s, created %s\n",
-		m.Format.Algorithm, m.Format.Mode, m.Created.Format("2006-01-02 15:04:05 MST"))
+		m.Spec.Algorithm, m.Spec.Mode, m.Created.Format("2006-01-02 15:04:05 MST"))
 	fmt.Fprintf(out, "bits set    %s of %s (fill %s)\n", group(fill.Total()), group(uint64(bitcheck.Bits)), percent(fill.Ratio()))
 	if e := fill.Estimate(); math.IsInf(e, 0) {
 		fmt.Fprintf(out, "distinct    unknown: the bitmap is full\n")

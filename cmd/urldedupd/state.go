@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/redisstate"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
@@ -22,7 +23,7 @@ type state struct {
 	redis   *redisstate.Redis
 	decider bitcheck.Decider
 	signer  *signature.Signer
-	meta    shardfile.Meta
+	meta    format.Meta
 	where   string
 	// inFlight is how many batches a front end keeps in flight: 0 for a
 	// local state, which answers at once.
@@ -48,7 +49,7 @@ func openState(g *globalOptions, opts *shardfile.Options) (*state, error) {
 	set := bitcheck.New(d)
 	m := d.Meta()
 	return &state{dir: d, set: set, decider: set, meta: m, where: g.dir,
-		signer: signature.NewSigner(m.Format.Algorithm, m.Format.Mode)}, nil
+		signer: m.Spec.Signer()}, nil
 }
 
 // warnState prints on stderr what opening a state accepted but a user
@@ -65,7 +66,7 @@ func openRedis(g *globalOptions, opts *shardfile.Options) (*state, error) {
 		return nil, usageError(fmt.Errorf("--on-backend-error %q: want fail or assume-new", g.onBackendError))
 	}
 	r, err := redisstate.Open(context.Background(), g.backend, &redisstate.Options{
-		Prefix: g.redisPrefix, Create: opts.Create, Format: opts.Format, OnError: onErr,
+		Prefix: g.redisPrefix, Create: opts.Create, Spec: opts.Spec, OnError: onErr,
 		Replicas: g.redisReplicas, Timeout: g.redisTimeout})
 	if err != nil {
 		return nil, err
@@ -76,10 +77,10 @@ func openRedis(g *globalOptions, opts *shardfile.Options) (*state, error) {
 	}
 	m := r.Meta()
 	st := &state{redis: r, decider: r, meta: m, where: r.String(), inFlight: g.inFlight,
-		signer: signature.NewSigner(m.Format.Algorithm, m.Format.Mode)}
+		signer: m.Spec.Signer()}
 	if g.localCache != "" {
 		// The cache must read bits as Redis does: the same format.
-		d, err := shardfile.Open(g.localCache, &shardfile.Options{Create: true, Format: &m.Format, Warn: warnState})
+		d, err := shardfile.Open(g.localCache, &shardfile.Options{Create: true, Spec: &m.Spec, Warn: warnState})
 		if err != nil {
 			r.Close()
 			return nil, fmt.Errorf("--local-cache: %w", err)
@@ -114,7 +115,7 @@ func (s *state) Decide(ctx context.Context, sigs []signature.Signature, seen []b
 	return s.decider.Decide(ctx, sigs, seen, dryRun)
 }
 func (s *state) Fill(ctx context.Context) (bitcheck.Fill, error) { return s.fill(ctx) }
-func (s *state) Meta() shardfile.Meta                            { return s.meta }
+func (s *state) Meta() format.Meta                               { return s.meta }
 func (s *state) String() string                                  { return s.where }
 
 // sync puts a local state (or a local cache) on disk.

@@ -88,7 +88,7 @@ func New(b Backend, opts *Options) *Server {
 		s.opts.BodyTimeout = DefaultBodyTimeout
 	}
 	s.reading = make(map[*http.ResponseController]struct{})
-	f := b.Meta().Format
+	f := b.Meta().Spec
 	s.pool.free = make(chan *batch, poolBatches)
 	s.pool.new = func() *batch { return &batch{signer: signature.NewSigner(f.Algorithm, f.Mode)} }
 	return s

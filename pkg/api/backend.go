@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
@@ -15,7 +16,7 @@ type Backend interface {
 	// Fill counts the set bits.
 	Fill(ctx context.Context) (bitcheck.Fill, error)
 	// Meta is the state's metadata.
-	Meta() shardfile.Meta
+	Meta() format.Meta
 	// String says where the state is, for reports.
 	String() string
 }
@@ -30,5 +31,5 @@ func (l Local) Decide(ctx context.Context, sigs []signature.Signature, seen []bo
 	return l.Set.Decide(ctx, sigs, seen, dryRun)
 }
 func (l Local) Fill(context.Context) (bitcheck.Fill, error) { return l.Set.Fill() }
-func (l Local) Meta() shardfile.Meta                        { return l.Dir.Meta() }
+func (l Local) Meta() format.Meta                           { return l.Dir.Meta() }
 func (l Local) String() string                              { return l.Dir.Path() }

@@ -236,7 +236,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); releaseMemory(srcCtx, conns) }()
-	f := d.backend.Meta().Format
+	f := d.backend.Meta().Spec
 	for _, s := range d.sources {
 		wg.Add(1)
 		go func() {

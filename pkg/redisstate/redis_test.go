@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/redisstate"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
@@ -87,7 +87,7 @@ func TestDecideInOrder(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
 	addr := server(t)
-	if _, err := redisstate.Open(ctx, addr, nil); !errors.Is(err, shardfile.ErrNoState) {
+	if _, err := redisstate.Open(ctx, addr, nil); !errors.Is(err, format.ErrNoState) {
 		t.Fatalf("no metadata, no Create: %v", err)
 	}
 	if _, err := redisstate.Open(ctx, "http://x", nil); !errors.Is(err, redisstate.ErrBadURL) {
