@@ -14,7 +14,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/pkg/audit"
 	"github.com/urldedupd/urldedupd/pkg/capture"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 // captureOptions are the flags replay and capture share.
@@ -362,7 +362,7 @@ func writeJSONSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 type captureRun struct {
 	ctx      context.Context // the run's: ends when the audit log fails
 	cancel   context.CancelFunc
-	st       *state
+	st       *state.State
 	out      *bufio.Writer
 	closeOut func() error
 	log      *audit.Log
@@ -381,7 +381,7 @@ func (o *captureOptions) start(ctx context.Context, g *globalOptions, stdout, st
 	if err != nil {
 		return nil, err
 	}
-	st, err := openState(g, &shardfile.Options{Create: !o.dryRun, ReadOnly: o.dryRun})
+	st, err := openState(ctx, g, state.Options{Create: !o.dryRun, ReadOnly: o.dryRun})
 	if err != nil {
 		return nil, err
 	}
@@ -389,7 +389,7 @@ func (o *captureOptions) start(ctx context.Context, g *globalOptions, stdout, st
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
-	log := audit.New(st.decider, st.signer, w, format, o.dryRun, &audit.Options{InFlight: st.inFlight})
+	log := audit.New(st, st.Signer(), w, format, o.dryRun, nil)
 	ctx, cancel := context.WithCancel(ctx)
 	log.OnError = func(error) { cancel() } // a failed decision or write ends the run
 	eng := capture.NewEngine(engOpts, log.Request)
@@ -412,6 +412,6 @@ func (r *captureRun) finish(runErr error, stderr io.Writer) error {
 	} else {
 		writeSummary(stderr, r.eng.Stats(), r.log.Counts)
 	}
-	r.st.warnAssumed(stderr)
+	warnAssumed(r.st, stderr)
 	return errors.Join(runErr, logErr, r.closeOut(), r.st.Close())
 }

@@ -13,9 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/urldedupd/urldedupd/pkg/api"
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/daemon"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 type serveOptions struct {
@@ -166,20 +165,15 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 		return usageError(err)
 	}
 
-	st, err := openState(g, &shardfile.Options{Create: true, FlushInterval: o.flush})
+	st, err := openState(ctx, g, state.Options{Create: true, FlushInterval: o.flush})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
-	cfg.InFlight = st.inFlight
 	if cfg.Events, err = daemon.OpenEventLog(o.events); err != nil {
 		return err
 	}
-	var local *bitcheck.Set
-	if g.backend == "" {
-		local = st.set
-	}
-	d, err := daemon.New(st, local, st.sync, cfg)
+	d, err := daemon.New(st, cfg)
 	if err != nil {
 		return errors.Join(err, cfg.Events.Discard())
 	}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/format"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 type statsOptions struct {
@@ -42,30 +42,30 @@ The state is opened read-only.`,
   urldedupd stats --json | jq .fill_ratio`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStats(g, o, cmd.OutOrStdout())
+			return runStats(cmd.Context(), g, o, cmd.OutOrStdout())
 		},
 	}
 	o.AddFlags(cmd.Flags())
 	return cmd
 }
 
-func runStats(g *globalOptions, o *statsOptions, out io.Writer) error {
-	st, err := openState(g, &shardfile.Options{ReadOnly: true})
+func runStats(ctx context.Context, g *globalOptions, o *statsOptions, out io.Writer) error {
+	st, err := openState(ctx, g, state.Options{ReadOnly: true})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	fill, err := st.fill(context.Background())
+	fill, err := st.Fill(ctx)
 	if err != nil {
 		return err
 	}
-	m := st.meta
+	m := st.Meta()
 	if o.json {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(bitcheck.NewReport(st.where, m, fill))
+		return enc.Encode(bitcheck.NewReport(st.String(), m, fill))
 	}
-	writeStats(out, st.where, m, fill)
+	writeStats(out, st.String(), m, fill)
 	return nil
 }
 

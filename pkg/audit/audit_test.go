@@ -14,20 +14,20 @@ import (
 	"time"
 
 	"github.com/urldedupd/urldedupd/pkg/audit"
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/capture"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/state"
 	"github.com/urldedupd/urldedupd/pkg/tlshello"
 )
 
-func newSet(t *testing.T) *bitcheck.Set {
-	d, err := shardfile.Open(filepath.Join(t.TempDir(), "s"), &shardfile.Options{Create: true})
+// newSet opens a new local state: it answers at once.
+func newSet(t *testing.T) *state.State {
+	st, err := state.Open(context.Background(), filepath.Join(t.TempDir(), "s"), &state.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.Close() })
-	return bitcheck.New(d)
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
 func requests() []*capture.Request {
@@ -136,11 +136,20 @@ func TestNoAllocations(t *testing.T) {
 	}
 }
 
-// remote is a real Set behind the Decider interface alone, so that a Log
-// batches as it does for Redis; it fails a batch holding signature fail.
+// remote is a real local state asked in batches, inFlight of them in
+// flight (3 when zero), so that a Log batches as it does for Redis; it
+// fails a batch holding signature fail.
 type remote struct {
-	set  *bitcheck.Set
-	fail signature.Signature
+	set      *state.State
+	fail     signature.Signature
+	inFlight int
+}
+
+func (r *remote) InFlight() int {
+	if r.inFlight == 0 {
+		return 3
+	}
+	return r.inFlight
 }
 
 var errDown = errors.New("backend down")
@@ -250,7 +259,7 @@ func TestRemoteSameRecords(t *testing.T) {
 		var local, batched bytes.Buffer
 		signer := signature.NewSigner(signature.IEEE, signature.Safe)
 		l := audit.New(newSet(t), signer, &local, format, false, nil)
-		b := audit.New(&remote{set: newSet(t)}, signer, &batched, format, false, &audit.Options{Batch: 64, InFlight: 3})
+		b := audit.New(&remote{set: newSet(t)}, signer, &batched, format, false, &audit.Options{Batch: 64})
 		for i, r := range rs {
 			l.Request(r)
 			b.Request(r)
@@ -279,8 +288,8 @@ func TestRemoteFailure(t *testing.T) {
 	fail, _ := signer.Sign(rs[250].URL) // first seen in the third batch
 	var out bytes.Buffer
 	var told error
-	l := audit.New(&remote{set: newSet(t), fail: fail}, signer, &out, audit.All, false,
-		&audit.Options{Batch: 100, InFlight: 2})
+	l := audit.New(&remote{set: newSet(t), fail: fail, inFlight: 2}, signer, &out, audit.All, false,
+		&audit.Options{Batch: 100})
 	l.OnError = func(err error) { told = err }
 	for _, r := range rs {
 		l.Request(r)
@@ -297,8 +306,8 @@ func TestRemoteFailure(t *testing.T) {
 func TestRemoteNoAllocations(t *testing.T) {
 	var out bytes.Buffer
 	out.Grow(8 << 20)
-	l := audit.New(&remote{set: newSet(t)}, signature.NewSigner(signature.IEEE, signature.Safe), &out, audit.JSON, false,
-		&audit.Options{Batch: 100, InFlight: 2})
+	l := audit.New(&remote{set: newSet(t), inFlight: 2}, signature.NewSigner(signature.IEEE, signature.Safe), &out, audit.JSON, false,
+		&audit.Options{Batch: 100})
 	defer l.Close()
 	rs := manyRequests(300)
 	run := func() {

@@ -13,9 +13,8 @@ import (
 	"time"
 
 	"github.com/urldedupd/urldedupd/pkg/audit"
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/capture"
-	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 // SourceConfig is one capture source.
@@ -101,12 +100,11 @@ const crashReportEvery = 10 * time.Second
 // handled drops the source's engine (its reassembly state: every
 // connection it tracks); the panic is counted and logged, and a new engine
 // goes on with the next frame.
-func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algorithm, m signature.Mode,
-	events *EventLog, opts *capture.Options, inFlight int, log *slog.Logger) {
+func (s *source) run(ctx context.Context, st *state.State, events *EventLog, opts *capture.Options, log *slog.Logger) {
 	defer s.live.Close()
-	signer := signature.NewSigner(f, m)
+	signer := st.Signer()
 	rec := newRecorder(func() *audit.Log {
-		return audit.New(dec, signer, events, audit.NewJSON, false, &audit.Options{InFlight: inFlight})
+		return audit.New(st, signer, events, audit.NewJSON, false, nil)
 	}, s.cfg.Iface, log)
 	s.up.Store(true)
 	s.log = log
