@@ -153,7 +153,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	}
 	if o.user != "" {
 		if cfg.SocketOwner, err = daemon.LookupUser(o.user); err != nil {
-			return usageError(err)
+			return usageError(fmt.Errorf("--user: %w", err))
 		}
 	}
 	if o.maxConns < 1 {
@@ -162,7 +162,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	// A configuration that cannot work is refused before the state, the
 	// event log or any socket is opened.
 	if err := cfg.Check(); err != nil {
-		return usageError(err)
+		return usageError(fmt.Errorf("%s: %w", configFlag(err), err))
 	}
 
 	st, err := openState(ctx, g, state.Options{Create: true, FlushInterval: o.flush})
@@ -175,15 +175,27 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	}
 	d, err := daemon.New(st, cfg)
 	if err != nil {
+		if errors.Is(err, daemon.ErrSocketPathTaken) || errors.Is(err, daemon.ErrSocketInUse) {
+			err = fmt.Errorf("--socket: %w", err)
+		}
 		return errors.Join(err, cfg.Events.Discard())
 	}
 	defer func() { err = errors.Join(err, cfg.Events.Close()) }()
 	if u := cfg.SocketOwner; u != nil {
 		if err := daemon.DropPrivileges(u); err != nil {
 			d.Close()
-			return err
+			return fmt.Errorf("--user: %w", err)
 		}
 		log.Info("privileges dropped", "user", u.Name)
 	}
 	return d.Run(ctx)
+}
+
+// configFlag names the flag a configuration error of daemon.Config.Check
+// is about.
+func configFlag(err error) string {
+	if errors.Is(err, daemon.ErrSocketPathTooLong) {
+		return "--socket"
+	}
+	return "--listen"
 }

@@ -4,12 +4,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/urldedupd/urldedupd/pkg/daemon"
+	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
 // quiet drops the Redis client's own log lines: every failure that matters
@@ -31,7 +35,21 @@ func main() {
 	err := newRootCommand().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "urldedupd:", err)
+		fmt.Fprintf(os.Stderr, "urldedupd: %v%s\n", err, hint(err))
 	}
 	os.Exit(exitCode(err))
+}
+
+// hint is what the CLI adds to an error from the packages: what to run or
+// which flag to give about it.
+func hint(err error) string {
+	switch {
+	case errors.Is(err, format.ErrNoState):
+		return " (run 'urldedupd init')"
+	case errors.Is(err, daemon.ErrRemoteNeedsFlag):
+		return " (give --allow-remote)"
+	case errors.Is(err, daemon.ErrRemoteNeedsToken):
+		return " (give --token, or set $URLDEDUPD_TOKEN)"
+	}
+	return ""
 }

@@ -75,7 +75,7 @@ const (
 
 // Errors of New.
 var (
-	ErrRemoteNeedsFlag  = errors.New("listening on a non-loopback address needs --allow-remote")
+	ErrRemoteNeedsFlag  = errors.New("listening on a non-loopback address needs remote access allowed")
 	ErrRemoteNeedsToken = errors.New("listening on a non-loopback address needs a bearer token")
 	ErrSocketInUse      = errors.New("socket is in use by a running process")
 	// ErrSocketPathTaken is returned when the socket path is a file,
@@ -140,7 +140,7 @@ func (d *Daemon) open() error {
 		d.listeners = append(d.listeners, l)
 		d.socket, _ = os.Lstat(cfg.Socket)
 		if u := cfg.SocketOwner; u != nil && !canUnlinkIn(filepath.Dir(cfg.Socket), u) {
-			d.log.Warn("the socket's directory is not writable by --user: the socket will stay after exit (the next start replaces it)",
+			d.log.Warn("the socket's directory is not writable by the user to switch to: the socket will stay after exit (the next start replaces it)",
 				"socket", cfg.Socket, "user", u.Name)
 		}
 	}
@@ -173,16 +173,16 @@ func (c *Config) Check() error {
 func checkListen(cfg *Config) error {
 	host, _, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
-		return fmt.Errorf("daemon: --listen %q: %w", cfg.Listen, err)
+		return fmt.Errorf("daemon: listen %q: %w", cfg.Listen, err)
 	}
 	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
 		return nil
 	}
 	switch {
 	case !cfg.AllowRemote:
-		return fmt.Errorf("daemon: --listen %s: %w", cfg.Listen, ErrRemoteNeedsFlag)
+		return fmt.Errorf("daemon: listen %s: %w", cfg.Listen, ErrRemoteNeedsFlag)
 	case cfg.Token == "":
-		return fmt.Errorf("daemon: --listen %s: %w", cfg.Listen, ErrRemoteNeedsToken)
+		return fmt.Errorf("daemon: listen %s: %w", cfg.Listen, ErrRemoteNeedsToken)
 	}
 	return nil
 }

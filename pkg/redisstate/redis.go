@@ -168,7 +168,7 @@ func (r *Redis) loadMeta(ctx context.Context, opts *Options) error {
 	data, err := r.c.Get(ctx, r.metaKey()).Bytes()
 	if errors.Is(err, redis.Nil) {
 		if !opts.Create {
-			return fmt.Errorf("redisstate: %s: %w (run 'urldedupd init')", r.metaKey(), format.ErrNoState)
+			return fmt.Errorf("redisstate: %s: %w", r.metaKey(), format.ErrNoState)
 		}
 		f := format.Default
 		if opts.Spec != nil {

@@ -65,7 +65,7 @@ func (d *Dir) open(opts *Options) error {
 			return fmt.Errorf("shardfile: create %s: %w", d.path, noSpace(err))
 		}
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("shardfile: %s: %w (run 'urldedupd init')", d.path, format.ErrNoState)
+		return fmt.Errorf("shardfile: %s: %w", d.path, format.ErrNoState)
 	case err != nil:
 		return fmt.Errorf("shardfile: %w", err)
 	case !fi.IsDir():
@@ -87,7 +87,7 @@ func (d *Dir) open(opts *Options) error {
 			if err := d.checkNoShards(); err != nil {
 				return err
 			}
-			return fmt.Errorf("shardfile: %s: %w (run 'urldedupd init')", d.path, format.ErrNoState)
+			return fmt.Errorf("shardfile: %s: %w", d.path, format.ErrNoState)
 		}
 		if err := d.createLocked(opts, timeout); err != nil {
 			return err
