@@ -358,20 +358,20 @@ func writeJSONSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 }
 
 // captureRun is what replay and capture share: the state, the output, the
-// audit log and the engine.
+// audit log and the capture pipeline.
 type captureRun struct {
 	ctx      context.Context // the run's: ends when the audit log fails
 	cancel   context.CancelFunc
 	st       *state.State
-	out      *bufio.Writer
 	closeOut func() error
 	log      *audit.Log
-	eng      *capture.Engine
-	json     bool // the summary as JSON
+	pipe     *audit.Pipeline
+	eng      *capture.Engine // pipe's
+	json     bool            // the summary as JSON
 }
 
-// start opens the state and the output and builds the engine. A panic the
-// engine recovers from is reported on stderr, and the run goes on.
+// start opens the state and the output and builds the pipeline. A panic
+// the engine recovers from is reported on stderr, and the run goes on.
 func (o *captureOptions) start(ctx context.Context, g *globalOptions, stdout, stderr io.Writer) (*captureRun, error) {
 	format, err := o.format()
 	if err != nil {
@@ -392,11 +392,11 @@ func (o *captureOptions) start(ctx context.Context, g *globalOptions, stdout, st
 	log := audit.New(st, st.Signer(), w, format, o.dryRun, nil)
 	ctx, cancel := context.WithCancel(ctx)
 	log.OnError = func(error) { cancel() } // a failed decision or write ends the run
-	eng := capture.NewEngine(engOpts, log.Request)
-	eng.OnPanic = func(p *capture.PanicError) {
+	pipe := audit.NewPipeline(engOpts, log, w.Flush)
+	pipe.Engine.OnPanic = func(p *capture.PanicError) {
 		fmt.Fprintf(stderr, "urldedupd: %v; capture goes on\n%s", p, p.Stack)
 	}
-	return &captureRun{ctx: ctx, cancel: cancel, st: st, out: w, closeOut: closeOut, log: log, eng: eng, json: o.json}, nil
+	return &captureRun{ctx: ctx, cancel: cancel, st: st, closeOut: closeOut, log: log, pipe: pipe, eng: pipe.Engine, json: o.json}, nil
 }
 
 // finish writes the summary and closes the output and the state, joining

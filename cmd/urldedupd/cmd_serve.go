@@ -14,6 +14,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/pkg/api"
 	"github.com/urldedupd/urldedupd/pkg/daemon"
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
@@ -165,7 +166,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 		return usageError(fmt.Errorf("%s: %w", configFlag(err), err))
 	}
 
-	st, err := openState(ctx, g, state.Options{Create: true, FlushInterval: o.flush})
+	st, err := openState(ctx, g, state.Options{Create: true, Local: shardfile.Options{FlushInterval: o.flush}})
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ var errLocalOnly = errors.New("this command works on local state directories, no
 
 // openState opens the state the global flags name: --backend (with its
 // options) when given, else --dir. opts says how (Create, ReadOnly, Spec,
-// FlushInterval); the flags fill in the rest.
+// Local.FlushInterval); the flags fill in the rest.
 func openState(ctx context.Context, g *globalOptions, opts state.Options) (*state.State, error) {
 	where := g.dir
 	if g.backend != "" {
@@ -36,7 +36,7 @@ func openState(ctx context.Context, g *globalOptions, opts state.Options) (*stat
 		opts.Remote.Prefix, opts.Remote.Replicas, opts.Remote.Timeout = g.redisPrefix, g.redisReplicas, g.redisTimeout
 		opts.Remote.InFlight, opts.Remote.Cache = g.inFlight, g.localCache
 	}
-	opts.Warn = warnState
+	opts.Local.Warn = warnState
 	st, err := state.Open(ctx, where, &opts)
 	if err != nil && g.backend == "" && errors.Is(err, fs.ErrPermission) && !opts.ReadOnly {
 		err = fmt.Errorf("%w (state %s is not writable by this user; commands that only read, like check and stats, can use it)", err, g.dir)

@@ -46,14 +46,21 @@ func ServerOn(tb testing.TB, port int, args ...string) (addr string, kill func()
 	var once sync.Once
 	kill = func() { once.Do(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() }) }
 	tb.Cleanup(kill)
+	WaitReady(tb, port)
+	return fmt.Sprintf("redis://127.0.0.1:%d/0", port), kill
+}
+
+// WaitReady waits (5 s at most) until the redis-server on the loopback
+// port answers PING, and fails the test if it does not.
+func WaitReady(tb testing.TB, port int) {
+	tb.Helper()
 	for i := 0; ; i++ {
 		if out, _ := exec.Command("redis-cli", "-p", fmt.Sprint(port), "ping").Output(); strings.TrimSpace(string(out)) == "PONG" {
-			break
+			return
 		}
 		if i == 100 {
 			tb.Fatal("redis-server did not start")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Sprintf("redis://127.0.0.1:%d/0", port), kill
 }

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -319,5 +321,93 @@ func TestRemoteNoAllocations(t *testing.T) {
 	run()
 	if n := testing.AllocsPerRun(20, run); n != 0 {
 		t.Fatalf("%v allocations per 300 requests", n)
+	}
+}
+
+const httpCapture = "../capture/testdata/captures/http"
+
+// wantURLs are the request URLs of the capture, as its .urls file (made
+// with tshark) lists them, sorted.
+func wantURLs(t *testing.T) []string {
+	b, err := os.ReadFile(httpCapture + ".urls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		_, u, _ := strings.Cut(line, " ")
+		urls = append(urls, u)
+	}
+	slices.Sort(urls)
+	return urls
+}
+
+// pauseAtEnd is a file source that, at its end, first reports no frame
+// for the moment (as an idle live source does) and calls idle, then ends.
+type pauseAtEnd struct {
+	*capture.FileSource
+	paused bool
+	idle   func()
+}
+
+func (p *pauseAtEnd) Next(pkt *capture.Packet) error {
+	err := p.FileSource.Next(pkt)
+	if errors.Is(err, io.EOF) && !p.paused {
+		p.paused = true
+		p.idle()
+		return capture.ErrNoPacket
+	}
+	return err
+}
+
+// A pipeline finds every request of a capture and records it; run again on
+// the same state, every one is a duplicate. Deciding in batches, what was
+// queued is written when the source pauses, before it ends.
+func TestPipeline(t *testing.T) {
+	want := wantURLs(t)
+	st := newSet(t)
+	signer := signature.NewSigner(signature.IEEE, signature.Safe)
+	for i, d := range []*remote{{set: st, inFlight: 2}, {set: st, inFlight: 2}} {
+		var out bytes.Buffer
+		log := audit.New(d, signer, &out, audit.All, false, &audit.Options{Batch: 1000, MaxDelay: time.Hour})
+		flushes := 0
+		pipe := audit.NewPipeline(nil, log, func() error { flushes++; return nil })
+		src, err := capture.OpenFiles(httpCapture + ".pcap")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var atPause string
+		paused := &pauseAtEnd{FileSource: src, idle: func() { atPause = out.String() }}
+		if err := pipe.Run(context.Background(), paused); err != nil {
+			t.Fatal(err)
+		}
+		src.Close()
+		if atPause != "" || flushes != 1 {
+			t.Fatalf("run %d: %q written before the pause, %d flushes at it; want nothing (one batch queued), then one flush", i, atPause, flushes)
+		}
+		written := out.String()
+		if err := log.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != written {
+			t.Fatalf("run %d: records written at Close, not at the pause", i)
+		}
+		var got []string
+		verdicts := map[string]int{}
+		for _, line := range strings.Split(strings.TrimSpace(written), "\n") {
+			v, u, _ := strings.Cut(line, "\t")
+			got = append(got, u)
+			verdicts[v]++
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("run %d: URLs\n%q\nwant (tshark)\n%q", i, got, want)
+		}
+		if i == 1 && verdicts["dup"] != len(want) {
+			t.Fatalf("second run: %v, want every one dup", verdicts)
+		}
+		if i == 0 && verdicts["new"] == 0 {
+			t.Fatalf("first run: %v, want new URLs", verdicts)
+		}
 	}
 }

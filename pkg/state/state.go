@@ -28,25 +28,20 @@ type Decider interface {
 // Options configure Open. A nil *Options is the zero Options: open an
 // existing state, any format, read-write.
 type Options struct {
-	// Create makes a new state when there is none (a directory is created
-	// with its parents). When false, Open returns format.ErrNoState.
+	// Create makes a new state when there is none (a directory with its
+	// parents; in Redis, the metadata key by SET NX). Without it, Open
+	// returns format.ErrNoState.
 	Create bool
-	// Spec, when non-nil, is the format required: a state of another is
-	// format.ErrMismatch. Create uses it (nil: format.Default).
+	// Spec, when set, is the format required (format.ErrMismatch for a
+	// state of another) and the one Create makes (nil: format.Default).
 	Spec *format.Spec
-	// ReadOnly opens a directory read-only (it can be tested and counted,
-	// even on read-only storage). It does not apply to Redis.
+	// ReadOnly opens a directory read-only, so that a state on read-only
+	// storage can be tested and counted. Redis is never read-only.
 	ReadOnly bool
-	// LockTimeout and FlushInterval are a directory's (and a local
-	// cache's), as in shardfile.Options: zero waits
-	// shardfile.DefaultLockTimeout for the lock and flushes only on Sync
-	// and Close.
-	LockTimeout   time.Duration
-	FlushInterval time.Duration
-	// Warn, when set, is told what opening a directory accepted but a
-	// user should know (shardfile.ErrUnallocated).
-	Warn func(error)
-
+	// Local is how a directory, or a remote state's local cache, is
+	// opened: its LockTimeout, FlushInterval and Warn. Its Create, Spec
+	// and ReadOnly are set from the fields above.
+	Local shardfile.Options
 	// Remote configures a state in Redis; it is ignored for a directory.
 	Remote RemoteOptions
 }
@@ -111,8 +106,9 @@ func Open(ctx context.Context, where string, opts *Options) (*State, error) {
 }
 
 func (o *Options) dirOptions(spec *format.Spec, readOnly bool) *shardfile.Options {
-	return &shardfile.Options{Create: o.Create && !readOnly, Spec: spec, ReadOnly: readOnly,
-		LockTimeout: o.LockTimeout, FlushInterval: o.FlushInterval, Warn: o.Warn}
+	d := o.Local
+	d.Create, d.Spec, d.ReadOnly = o.Create && !readOnly, spec, readOnly
+	return &d
 }
 
 func openRemote(ctx context.Context, addr string, opts *Options) (*State, error) {
