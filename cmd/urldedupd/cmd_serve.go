@@ -154,7 +154,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	}
 	if o.user != "" {
 		if cfg.SocketOwner, err = daemon.LookupUser(o.user); err != nil {
-			return usageError(fmt.Errorf("--user: %w", err))
+			return usageError(userError(o.user, err))
 		}
 	}
 	if o.maxConns < 1 {
@@ -163,7 +163,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	// A configuration that cannot work is refused before the state, the
 	// event log or any socket is opened.
 	if err := cfg.Check(); err != nil {
-		return usageError(fmt.Errorf("%s: %w", configFlag(err), err))
+		return usageError(configError(&cfg, err))
 	}
 
 	st, err := openState(ctx, g, state.Options{Create: true, Local: shardfile.Options{FlushInterval: o.flush}})
@@ -185,18 +185,29 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	if u := cfg.SocketOwner; u != nil {
 		if err := daemon.DropPrivileges(u); err != nil {
 			d.Close()
-			return fmt.Errorf("--user: %w", err)
+			return userError(u.Name, err)
 		}
 		log.Info("privileges dropped", "user", u.Name)
 	}
 	return d.Run(ctx)
 }
 
-// configFlag names the flag a configuration error of daemon.Config.Check
-// is about.
-func configFlag(err error) string {
-	if errors.Is(err, daemon.ErrSocketPathTooLong) {
-		return "--socket"
+// configError words an error of daemon.Config.Check as the flags that
+// caused it.
+func configError(cfg *daemon.Config, err error) error {
+	switch {
+	case errors.Is(err, daemon.ErrRemoteNeedsFlag):
+		return reworded(err, "--listen %s: listening on a non-loopback address needs --allow-remote", cfg.Listen)
+	case errors.Is(err, daemon.ErrRemoteNeedsToken):
+		return reworded(err, "--listen %s: %v", cfg.Listen, daemon.ErrRemoteNeedsToken)
+	case errors.Is(err, daemon.ErrSocketPathTooLong):
+		return fmt.Errorf("--socket: %w", err)
 	}
-	return "--listen"
+	return reworded(err, "--listen %q: %v", cfg.Listen, errors.Unwrap(err))
+}
+
+// userError words an error of daemon.LookupUser or DropPrivileges, "daemon:
+// user NAME: why", as the flag: "--user NAME: why".
+func userError(name string, err error) error {
+	return reworded(err, "--user %s: %v", name, errors.Unwrap(err))
 }

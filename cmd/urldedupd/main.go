@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/urldedupd/urldedupd/pkg/daemon"
 	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
@@ -40,16 +39,27 @@ func main() {
 	os.Exit(exitCode(err))
 }
 
-// hint is what the CLI adds to an error from the packages: what to run or
-// which flag to give about it.
+// hint is what the CLI adds to an error from the packages: what to run
+// about it.
 func hint(err error) string {
 	switch {
 	case errors.Is(err, format.ErrNoState):
 		return " (run 'urldedupd init')"
-	case errors.Is(err, daemon.ErrRemoteNeedsFlag):
-		return " (give --allow-remote)"
-	case errors.Is(err, daemon.ErrRemoteNeedsToken):
-		return " (give --token, or set $URLDEDUPD_TOKEN)"
 	}
 	return ""
+}
+
+// rewordedError is a package's error as the CLI words it (naming its
+// flags); errors.Is and errors.As still find the package's error.
+type rewordedError struct {
+	msg string
+	err error
+}
+
+func (e *rewordedError) Error() string { return e.msg }
+func (e *rewordedError) Unwrap() error { return e.err }
+
+// reworded returns err with the message format makes of args.
+func reworded(err error, format string, args ...any) error {
+	return &rewordedError{msg: fmt.Sprintf(format, args...), err: err}
 }

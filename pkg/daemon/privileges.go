@@ -33,7 +33,7 @@ func LookupUser(name string) (*User, error) {
 	uid, err1 := strconv.Atoi(u.Uid)
 	gid, err2 := strconv.Atoi(u.Gid)
 	if err := errors.Join(err1, err2); err != nil {
-		return nil, fmt.Errorf("daemon: user %s: uid %q gid %q: %w", name, u.Uid, u.Gid, err)
+		return nil, fmt.Errorf("daemon: user %s: %w", name, fmt.Errorf("uid %q gid %q: %w", u.Uid, u.Gid, err))
 	}
 	return &User{Name: u.Username, UID: uid, GID: gid}, nil
 }
