@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 func newMergeCommand(g *globalOptions) *cobra.Command {
@@ -35,25 +37,30 @@ each 64-bit word is OR-ed atomically. The sources are opened read-only.`,
 			if g.backend != "" {
 				return usageError(errLocalOnly)
 			}
-			return runMerge(into, args, cmd.OutOrStdout())
+			return runMerge(cmd.Context(), into, args, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&into, "into", "", "the state to merge into")
 	return cmd
 }
 
-func runMerge(into string, srcs []string, out io.Writer) (err error) {
-	var dirs []*shardfile.Dir
+func runMerge(ctx context.Context, into string, srcs []string, out io.Writer) (err error) {
+	var dirs []*state.State
 	defer func() {
 		for _, d := range dirs {
 			err = errors.Join(err, d.Close())
 		}
 	}()
+	for _, p := range append([]string{into}, srcs...) {
+		if state.IsRemote(p) {
+			return usageError(fmt.Errorf("%s: %w", p, errLocalOnly))
+		}
+	}
 	for _, p := range srcs {
 		if filepath.Clean(p) == filepath.Clean(into) {
 			return usageError(fmt.Errorf("%s is both source and destination", p))
 		}
-		d, err := shardfile.Open(p, &shardfile.Options{ReadOnly: true})
+		d, err := state.Open(ctx, p, &state.Options{ReadOnly: true})
 		if err != nil {
 			return err
 		}
@@ -63,7 +70,7 @@ func runMerge(into string, srcs []string, out io.Writer) (err error) {
 		}
 	}
 	spec := dirs[0].Meta().Spec
-	dst, err := shardfile.Open(into, &shardfile.Options{Create: true, Spec: &spec, Warn: warnState})
+	dst, err := state.Open(ctx, into, &state.Options{Create: true, Spec: &spec, Local: shardfile.Options{Warn: warnState}})
 	if err == nil {
 		dirs = append(dirs, dst)
 		err = dst.Meta().Compatible(dirs[0].Meta())
@@ -74,9 +81,9 @@ func runMerge(into string, srcs []string, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	set := bitcheck.New(dst)
+	set := bitcheck.New(dst.Dir())
 	for i, d := range dirs[:len(dirs)-1] {
-		added, err := set.Merge(bitcheck.New(d))
+		added, err := set.Merge(bitcheck.New(d.Dir()))
 		if err != nil {
 			return err
 		}
