@@ -14,7 +14,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/pkg/audit"
 	"github.com/urldedupd/urldedupd/pkg/capture"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 // captureOptions are the flags replay and capture share.
@@ -358,20 +358,20 @@ func writeJSONSummary(w io.Writer, s capture.Stats, c audit.Counts) {
 }
 
 // captureRun is what replay and capture share: the state, the output, the
-// audit log and the engine.
+// audit log and the capture pipeline.
 type captureRun struct {
 	ctx      context.Context // the run's: ends when the audit log fails
 	cancel   context.CancelFunc
-	st       *state
-	out      *bufio.Writer
+	st       *state.State
 	closeOut func() error
 	log      *audit.Log
-	eng      *capture.Engine
-	json     bool // the summary as JSON
+	pipe     *audit.Pipeline
+	eng      *capture.Engine // pipe's
+	json     bool            // the summary as JSON
 }
 
-// start opens the state and the output and builds the engine. A panic the
-// engine recovers from is reported on stderr, and the run goes on.
+// start opens the state and the output and builds the pipeline. A panic
+// the engine recovers from is reported on stderr, and the run goes on.
 func (o *captureOptions) start(ctx context.Context, g *globalOptions, stdout, stderr io.Writer) (*captureRun, error) {
 	format, err := o.format()
 	if err != nil {
@@ -381,7 +381,7 @@ func (o *captureOptions) start(ctx context.Context, g *globalOptions, stdout, st
 	if err != nil {
 		return nil, err
 	}
-	st, err := openState(g, &shardfile.Options{Create: !o.dryRun, ReadOnly: o.dryRun})
+	st, err := openState(ctx, g, state.Options{Create: !o.dryRun, ReadOnly: o.dryRun})
 	if err != nil {
 		return nil, err
 	}
@@ -389,14 +389,14 @@ func (o *captureOptions) start(ctx context.Context, g *globalOptions, stdout, st
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
-	log := audit.New(st.decider, st.signer, w, format, o.dryRun, &audit.Options{InFlight: st.inFlight})
+	log := audit.New(st, st.Signer(), w, format, o.dryRun, nil)
 	ctx, cancel := context.WithCancel(ctx)
 	log.OnError = func(error) { cancel() } // a failed decision or write ends the run
-	eng := capture.NewEngine(engOpts, log.Request)
-	eng.OnPanic = func(p *capture.PanicError) {
+	pipe := audit.NewPipeline(engOpts, log, w.Flush)
+	pipe.Engine.OnPanic = func(p *capture.PanicError) {
 		fmt.Fprintf(stderr, "urldedupd: %v; capture goes on\n%s", p, p.Stack)
 	}
-	return &captureRun{ctx: ctx, cancel: cancel, st: st, out: w, closeOut: closeOut, log: log, eng: eng, json: o.json}, nil
+	return &captureRun{ctx: ctx, cancel: cancel, st: st, closeOut: closeOut, log: log, pipe: pipe, eng: pipe.Engine, json: o.json}, nil
 }
 
 // finish writes the summary and closes the output and the state, joining
@@ -412,6 +412,6 @@ func (r *captureRun) finish(runErr error, stderr io.Writer) error {
 	} else {
 		writeSummary(stderr, r.eng.Stats(), r.log.Counts)
 	}
-	r.st.warnAssumed(stderr)
+	warnAssumed(r.st, stderr)
 	return errors.Join(runErr, logErr, r.closeOut(), r.st.Close())
 }

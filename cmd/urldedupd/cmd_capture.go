@@ -66,9 +66,8 @@ func runCapture(ctx context.Context, g *globalOptions, o *liveOptions, stdout, s
 		return err
 	}
 	run.eng.Name = o.iface
-	run.eng.Idle = func() { run.log.Flush(); _ = run.out.Flush() }
 	fmt.Fprintf(stderr, "urldedupd: capturing on %s\n", o.iface)
-	err = run.eng.Run(run.ctx, src)
+	err = run.pipe.Run(run.ctx, src)
 	if errors.Is(err, context.Canceled) {
 		err = nil // a signal is how a capture ends
 	}

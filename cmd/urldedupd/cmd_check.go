@@ -8,8 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 func newCheckCommand(g *globalOptions) *cobra.Command {
@@ -22,14 +23,14 @@ cannot write. A state that does not exist yet counts every URL as new.`,
 		Example: `  urldedupd check https://example.com/ 'http://Example.com:80/a/../'`,
 		Args:    usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCheck(g, args, cmd.OutOrStdout())
+			return runCheck(cmd.Context(), g, args, cmd.OutOrStdout())
 		},
 	}
 }
 
-func runCheck(g *globalOptions, urls []string, out io.Writer) error {
-	st, err := openState(g, &shardfile.Options{ReadOnly: true})
-	if errors.Is(err, shardfile.ErrNoState) {
+func runCheck(ctx context.Context, g *globalOptions, urls []string, out io.Writer) error {
+	st, err := openState(ctx, g, state.Options{ReadOnly: true})
+	if errors.Is(err, format.ErrNoState) {
 		st = nil // nothing recorded yet: everything is new
 	} else if err != nil {
 		return err
@@ -38,14 +39,15 @@ func runCheck(g *globalOptions, urls []string, out io.Writer) error {
 	}
 	sigs := make([]signature.Signature, 0, len(urls))
 	if st != nil {
+		signer := st.Signer()
 		for _, u := range urls {
-			sig, _ := st.signer.Sign([]byte(u))
+			sig, _ := signer.Sign([]byte(u))
 			sigs = append(sigs, sig)
 		}
 	}
 	seen := make([]bool, len(urls))
 	if st != nil {
-		if err := st.decider.Decide(context.Background(), sigs, seen, true); err != nil {
+		if err := st.Decide(ctx, sigs, seen, true); err != nil {
 			return err
 		}
 	}

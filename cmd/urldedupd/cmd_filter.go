@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/urldedupd/urldedupd/pkg/linefilter"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 type filterOptions struct {
@@ -63,13 +63,13 @@ The state is created with the defaults if it does not exist.`,
 }
 
 func runFilter(ctx context.Context, g *globalOptions, o *filterOptions, files []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
-	st, err := openState(g, &shardfile.Options{Create: !o.dryRun, ReadOnly: o.dryRun})
+	st, err := openState(ctx, g, state.Options{Create: !o.dryRun, ReadOnly: o.dryRun})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
 	f := &linefilter.Filter{
-		Set: st.decider, InFlight: st.inFlight, Signer: st.signer, DryRun: o.dryRun, MaxLine: o.maxLine,
+		State: st, Signer: st.Signer(), DryRun: o.dryRun, MaxLine: o.maxLine,
 		Warn: func(name string, line uint64, msg string) {
 			fmt.Fprintf(stderr, "urldedupd: %s:%d: %s\n", name, line, msg)
 		},
@@ -97,7 +97,7 @@ func runFilter(ctx context.Context, g *globalOptions, o *filterOptions, files []
 		fmt.Fprintf(stderr, "lines %d  new %d  dup %d  skipped %d (empty %d, too long %d)  invalid %d\n",
 			s.Lines, s.New, s.Dup, s.Empty+s.TooLong, s.Empty, s.TooLong, s.Invalid)
 	}
-	st.warnAssumed(stderr)
+	warnAssumed(st, stderr)
 	return err
 }
 

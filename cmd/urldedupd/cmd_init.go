@@ -1,14 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 type initOptions struct {
@@ -38,14 +40,14 @@ succeeds; with other settings it fails.`,
   urldedupd --dir /var/lib/urldedupd init --normalize none --signature crc32c`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runInit(g, o, cmd.OutOrStdout())
+			return runInit(cmd.Context(), g, o, cmd.OutOrStdout())
 		},
 	}
 	o.AddFlags(cmd.Flags())
 	return cmd
 }
 
-func runInit(g *globalOptions, o *initOptions, out io.Writer) error {
+func runInit(ctx context.Context, g *globalOptions, o *initOptions, out io.Writer) error {
 	mode, err := signature.ParseMode(o.normalize)
 	if err != nil {
 		return usageError(err)
@@ -54,23 +56,19 @@ func runInit(g *globalOptions, o *initOptions, out io.Writer) error {
 	if err != nil {
 		return usageError(err)
 	}
-	f := shardfile.Format{Algorithm: alg, Mode: mode}
-	if g.backend != "" {
-		st, err := openRedis(g, &shardfile.Options{Create: true, Format: &f})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "ready %s (signature %s, normalize %s)\n", st.where, alg, mode)
-		return st.Close()
-	}
-	d, err := shardfile.Open(g.dir, &shardfile.Options{Create: true, Format: &f, Warn: warnState})
+	f := format.Spec{Algorithm: alg, Mode: mode}
+	st, err := openState(ctx, g, state.Options{Create: true, Spec: &f})
 	if err != nil {
 		return err
 	}
+	if g.backend != "" {
+		fmt.Fprintf(out, "ready %s (signature %s, normalize %s)\n", st, alg, mode)
+		return st.Close()
+	}
 	verb := "exists"
-	if d.Created() {
+	if st.Created() {
 		verb = "created"
 	}
 	fmt.Fprintf(out, "%s %s (signature %s, normalize %s)\n", verb, g.dir, alg, mode)
-	return d.Close()
+	return st.Close()
 }

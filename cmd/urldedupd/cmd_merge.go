@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 func newMergeCommand(g *globalOptions) *cobra.Command {
@@ -34,47 +37,53 @@ each 64-bit word is OR-ed atomically. The sources are opened read-only.`,
 			if g.backend != "" {
 				return usageError(errLocalOnly)
 			}
-			return runMerge(into, args, cmd.OutOrStdout())
+			return runMerge(cmd.Context(), into, args, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&into, "into", "", "the state to merge into")
 	return cmd
 }
 
-func runMerge(into string, srcs []string, out io.Writer) (err error) {
-	var dirs []*shardfile.Dir
+func runMerge(ctx context.Context, into string, srcs []string, out io.Writer) (err error) {
+	var dirs []*state.State
 	defer func() {
 		for _, d := range dirs {
 			err = errors.Join(err, d.Close())
 		}
 	}()
+	for _, p := range append([]string{into}, srcs...) {
+		if state.IsRemote(p) {
+			return usageError(fmt.Errorf("%s: %w", p, errLocalOnly))
+		}
+	}
 	for _, p := range srcs {
 		if filepath.Clean(p) == filepath.Clean(into) {
 			return usageError(fmt.Errorf("%s is both source and destination", p))
 		}
-		d, err := shardfile.Open(p, &shardfile.Options{ReadOnly: true})
+		d, err := state.Open(ctx, p, &state.Options{ReadOnly: true})
 		if err != nil {
 			return err
 		}
 		dirs = append(dirs, d)
-		if f, first := d.Meta().Format, dirs[0].Meta().Format; f != first {
-			return fmt.Errorf("merge: %s: %w: signature %s, normalize %s; %s has %s, %s", p, shardfile.ErrMetaMismatch,
-				f.Algorithm, f.Mode, srcs[0], first.Algorithm, first.Mode)
+		if err := d.Meta().Compatible(dirs[0].Meta()); err != nil {
+			return fmt.Errorf("merge: %s against %s: %w", p, srcs[0], err)
 		}
 	}
-	format := dirs[0].Meta().Format
-	dst, err := shardfile.Open(into, &shardfile.Options{Create: true, Format: &format, Warn: warnState})
-	if errors.Is(err, shardfile.ErrMetaMismatch) {
-		return fmt.Errorf("merge: %s (signature %s, normalize %s) into %s: %w",
-			strings.Join(srcs, ", "), format.Algorithm, format.Mode, into, err)
+	spec := dirs[0].Meta().Spec
+	dst, err := state.Open(ctx, into, &state.Options{Create: true, Spec: &spec, Local: shardfile.Options{Warn: warnState}})
+	if err == nil {
+		dirs = append(dirs, dst)
+		err = dst.Meta().Compatible(dirs[0].Meta())
+	}
+	if errors.Is(err, format.ErrMismatch) {
+		return fmt.Errorf("merge: %s (%s) into %s: %w", strings.Join(srcs, ", "), spec, into, err)
 	}
 	if err != nil {
 		return err
 	}
-	dirs = append(dirs, dst)
-	set := bitcheck.New(dst)
+	set := bitcheck.New(dst.Dir())
 	for i, d := range dirs[:len(dirs)-1] {
-		added, err := set.Merge(bitcheck.New(d))
+		added, err := set.Merge(bitcheck.New(d.Dir()))
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/redisstate"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 )
@@ -70,8 +71,8 @@ func runUpload(ctx context.Context, g *globalOptions, dir, addr string, out io.W
 			}
 		}
 	}()
-	f := d.Meta().Format
-	r, err := redisstate.Open(ctx, addr, &redisstate.Options{Prefix: g.redisPrefix, Create: true, Format: &f})
+	f := d.Meta().Spec
+	r, err := redisstate.Open(ctx, addr, &redisstate.Options{Prefix: g.redisPrefix, Create: true, Spec: &f})
 	if err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func runUpload(ctx context.Context, g *globalOptions, dir, addr string, out io.W
 	id := fmt.Sprintf("%08x", crc32.ChecksumIEEE([]byte(abs+"|"+d.Meta().Created.String())))
 	prog := r.Progress(id)
 	sent, skipped, empty := 0, 0, 0
-	for i := 0; i < shardfile.Shards; i++ {
+	for i := 0; i < format.Shards; i++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -113,15 +114,15 @@ func runDownload(ctx context.Context, g *globalOptions, addr, dir string, out io
 		return err
 	}
 	defer func() { err = errors.Join(err, r.Close()) }()
-	f := r.Meta().Format
-	d, err := shardfile.Open(dir, &shardfile.Options{Create: true, Format: &f, Warn: warnState})
+	f := r.Meta().Spec
+	d, err := shardfile.Open(dir, &shardfile.Options{Create: true, Spec: &f, Warn: warnState})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, d.Close()) }()
 	set := bitcheck.New(d)
 	var added uint64
-	for i := 0; i < shardfile.Shards; i++ {
+	for i := 0; i < format.Shards; i++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -82,7 +82,7 @@ func runReplay(ctx context.Context, g *globalOptions, o *captureOptions, fo *cap
 		before = st
 	}
 	stop := showProgress(stderr, src)
-	err = run.eng.Run(run.ctx, src)
+	err = run.pipe.Run(run.ctx, src)
 	stop()
 	err = run.finish(err, stderr)
 	if err == nil {

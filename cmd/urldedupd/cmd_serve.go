@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/urldedupd/urldedupd/pkg/api"
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/daemon"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 type serveOptions struct {
@@ -154,7 +154,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	}
 	if o.user != "" {
 		if cfg.SocketOwner, err = daemon.LookupUser(o.user); err != nil {
-			return usageError(err)
+			return usageError(userError(o.user, err))
 		}
 	}
 	if o.maxConns < 1 {
@@ -163,33 +163,51 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	// A configuration that cannot work is refused before the state, the
 	// event log or any socket is opened.
 	if err := cfg.Check(); err != nil {
-		return usageError(err)
+		return usageError(configError(&cfg, err))
 	}
 
-	st, err := openState(g, &shardfile.Options{Create: true, FlushInterval: o.flush})
+	st, err := openState(ctx, g, state.Options{Create: true, Local: shardfile.Options{FlushInterval: o.flush}})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
-	cfg.InFlight = st.inFlight
 	if cfg.Events, err = daemon.OpenEventLog(o.events); err != nil {
 		return err
 	}
-	var local *bitcheck.Set
-	if g.backend == "" {
-		local = st.set
-	}
-	d, err := daemon.New(st, local, st.sync, cfg)
+	d, err := daemon.New(st, cfg)
 	if err != nil {
+		if errors.Is(err, daemon.ErrSocketPathTaken) || errors.Is(err, daemon.ErrSocketInUse) {
+			err = fmt.Errorf("--socket: %w", err)
+		}
 		return errors.Join(err, cfg.Events.Discard())
 	}
 	defer func() { err = errors.Join(err, cfg.Events.Close()) }()
 	if u := cfg.SocketOwner; u != nil {
 		if err := daemon.DropPrivileges(u); err != nil {
 			d.Close()
-			return err
+			return userError(u.Name, err)
 		}
 		log.Info("privileges dropped", "user", u.Name)
 	}
 	return d.Run(ctx)
+}
+
+// configError words an error of daemon.Config.Check as the flags that
+// caused it.
+func configError(cfg *daemon.Config, err error) error {
+	switch {
+	case errors.Is(err, daemon.ErrRemoteNeedsFlag):
+		return reworded(err, "--listen %s: listening on a non-loopback address needs --allow-remote", cfg.Listen)
+	case errors.Is(err, daemon.ErrRemoteNeedsToken):
+		return reworded(err, "--listen %s: %v", cfg.Listen, daemon.ErrRemoteNeedsToken)
+	case errors.Is(err, daemon.ErrSocketPathTooLong):
+		return fmt.Errorf("--socket: %w", err)
+	}
+	return reworded(err, "--listen %q: %v", cfg.Listen, errors.Unwrap(err))
+}
+
+// userError words an error of daemon.LookupUser or DropPrivileges, "daemon:
+// user NAME: why", as the flag: "--user NAME: why".
+func userError(name string, err error) error {
+	return reworded(err, "--user %s: %v", name, errors.Unwrap(err))
 }

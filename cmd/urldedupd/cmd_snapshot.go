@@ -1,13 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 func newSnapshotCommand(g *globalOptions) *cobra.Command {
@@ -26,21 +27,21 @@ was not. The source is opened read-only.`,
 		Example: `  urldedupd --dir /var/lib/urldedupd snapshot /backup/urldedupd-$(date +%F)`,
 		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSnapshot(g, args[0], cmd.OutOrStdout())
+			return runSnapshot(cmd.Context(), g, args[0], cmd.OutOrStdout())
 		},
 	}
 }
 
-func runSnapshot(g *globalOptions, dst string, out io.Writer) (err error) {
+func runSnapshot(ctx context.Context, g *globalOptions, dst string, out io.Writer) (err error) {
 	if g.backend != "" {
 		return usageError(errLocalOnly)
 	}
-	d, err := shardfile.Open(g.dir, &shardfile.Options{ReadOnly: true})
+	st, err := openState(ctx, g, state.Options{ReadOnly: true})
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, d.Close()) }()
-	if err := d.Snapshot(dst); err != nil {
+	defer func() { err = errors.Join(err, st.Close()) }()
+	if err := st.Dir().Snapshot(dst); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "snapshot of %s written to %s\n", g.dir, dst)

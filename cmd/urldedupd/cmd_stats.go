@@ -12,8 +12,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 type statsOptions struct {
@@ -41,37 +42,37 @@ The state is opened read-only.`,
   urldedupd stats --json | jq .fill_ratio`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStats(g, o, cmd.OutOrStdout())
+			return runStats(cmd.Context(), g, o, cmd.OutOrStdout())
 		},
 	}
 	o.AddFlags(cmd.Flags())
 	return cmd
 }
 
-func runStats(g *globalOptions, o *statsOptions, out io.Writer) error {
-	st, err := openState(g, &shardfile.Options{ReadOnly: true})
+func runStats(ctx context.Context, g *globalOptions, o *statsOptions, out io.Writer) error {
+	st, err := openState(ctx, g, state.Options{ReadOnly: true})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	fill, err := st.fill(context.Background())
+	fill, err := st.Fill(ctx)
 	if err != nil {
 		return err
 	}
-	m := st.meta
+	m := st.Meta()
 	if o.json {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(bitcheck.NewReport(st.where, m, fill))
+		return enc.Encode(bitcheck.NewReport(st.String(), m, fill))
 	}
-	writeStats(out, st.where, m, fill)
+	writeStats(out, st.String(), m, fill)
 	return nil
 }
 
-func writeStats(out io.Writer, dir string, m shardfile.Meta, fill bitcheck.Fill) {
+func writeStats(out io.Writer, dir string, m format.Meta, fill bitcheck.Fill) {
 	fmt.Fprintf(out, "state       %s\n", dir)
 	fmt.Fprintf(out, "format      signature %s, normalize %s, created %s\n",
-		m.Format.Algorithm, m.Format.Mode, m.Created.Format("2006-01-02 15:04:05 MST"))
+		m.Spec.Algorithm, m.Spec.Mode, m.Created.Format("2006-01-02 15:04:05 MST"))
 	fmt.Fprintf(out, "bits set    %s of %s (fill %s)\n", group(fill.Total()), group(uint64(bitcheck.Bits)), percent(fill.Ratio()))
 	if e := fill.Estimate(); math.IsInf(e, 0) {
 		fmt.Fprintf(out, "distinct    unknown: the bitmap is full\n")

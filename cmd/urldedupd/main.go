@@ -4,12 +4,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
 // quiet drops the Redis client's own log lines: every failure that matters
@@ -31,7 +34,32 @@ func main() {
 	err := newRootCommand().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "urldedupd:", err)
+		fmt.Fprintf(os.Stderr, "urldedupd: %v%s\n", err, hint(err))
 	}
 	os.Exit(exitCode(err))
+}
+
+// hint is what the CLI adds to an error from the packages: what to run
+// about it.
+func hint(err error) string {
+	switch {
+	case errors.Is(err, format.ErrNoState):
+		return " (run 'urldedupd init')"
+	}
+	return ""
+}
+
+// rewordedError is a package's error as the CLI words it (naming its
+// flags); errors.Is and errors.As still find the package's error.
+type rewordedError struct {
+	msg string
+	err error
+}
+
+func (e *rewordedError) Error() string { return e.msg }
+func (e *rewordedError) Unwrap() error { return e.err }
+
+// reworded returns err with the message format makes of args.
+func reworded(err error, format string, args ...any) error {
+	return &rewordedError{msg: fmt.Sprintf(format, args...), err: err}
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/redistest"
 )
 
 // redisServer starts a real redis-server on a free loopback port, with AOF
@@ -35,15 +37,7 @@ func redisServer(t *testing.T, dir string) (addr string, stop func(), start func
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		for i := 0; ; i++ {
-			if out, _ := exec.Command("redis-cli", "-p", fmt.Sprint(port), "ping").Output(); strings.TrimSpace(string(out)) == "PONG" {
-				return
-			}
-			if i == 100 {
-				t.Fatal("redis-server did not start")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		redistest.WaitReady(t, port)
 	}
 	stop = func() {
 		if cmd != nil && cmd.Process != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/urldedupd/urldedupd/pkg/capture"
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/redisstate"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 )
@@ -111,11 +112,11 @@ func exitCode(err error) int {
 		return exitSignal
 	case errors.Is(err, shardfile.ErrLocked):
 		return exitLocked
-	case errors.Is(err, shardfile.ErrNoState), errors.Is(err, shardfile.ErrNotDir),
-		errors.Is(err, shardfile.ErrIncomplete), errors.Is(err, shardfile.ErrMetaCorrupt),
-		errors.Is(err, shardfile.ErrFormatVersion), errors.Is(err, shardfile.ErrLayout),
-		errors.Is(err, shardfile.ErrMetaMismatch), errors.Is(err, shardfile.ErrShardMissing),
-		errors.Is(err, shardfile.ErrShardSize), errors.Is(err, shardfile.ErrNotRegular),
+	case errors.Is(err, format.ErrNoState), errors.Is(err, shardfile.ErrNotDir),
+		errors.Is(err, shardfile.ErrIncomplete), errors.Is(err, format.ErrCorrupt),
+		errors.Is(err, format.ErrVersion), errors.Is(err, format.ErrLayout),
+		errors.Is(err, format.ErrMismatch), errors.Is(err, shardfile.ErrShardMissing),
+		errors.Is(err, format.ErrShardSize), errors.Is(err, shardfile.ErrNotRegular),
 		errors.Is(err, shardfile.ErrFault), errors.Is(err, shardfile.ErrSparse):
 		return exitBadState
 	case errors.Is(err, redisstate.ErrUnavailable):

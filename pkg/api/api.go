@@ -16,6 +16,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 // Options configure a Server. Zero fields take the defaults below.
@@ -50,7 +51,7 @@ const (
 // Server answers API requests against one state. It is safe for
 // concurrent use.
 type Server struct {
-	b      Backend
+	b      *state.State
 	opts   Options
 	pool   pool
 	budget budget
@@ -64,8 +65,10 @@ type Server struct {
 	statsTime time.Time
 }
 
-// New returns a Server deciding with b.
-func New(b Backend, opts *Options) *Server {
+// New returns a Server deciding with the state b, local or remote. Each
+// request's URLs are sent to it in batches of up to 1024, whatever its
+// InFlight: a request is one batch in flight.
+func New(b *state.State, opts *Options) *Server {
 	s := &Server{b: b}
 	if opts != nil {
 		s.opts = *opts
@@ -88,9 +91,8 @@ func New(b Backend, opts *Options) *Server {
 		s.opts.BodyTimeout = DefaultBodyTimeout
 	}
 	s.reading = make(map[*http.ResponseController]struct{})
-	f := b.Meta().Format
 	s.pool.free = make(chan *batch, poolBatches)
-	s.pool.new = func() *batch { return &batch{signer: signature.NewSigner(f.Algorithm, f.Mode)} }
+	s.pool.new = func() *batch { return &batch{signer: b.Signer()} }
 	return s
 }
 

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,17 +12,17 @@ import (
 
 	"github.com/urldedupd/urldedupd/pkg/api"
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 func newServer(t *testing.T, opts *api.Options) *httptest.Server {
 	t.Helper()
-	d, err := shardfile.Open(filepath.Join(t.TempDir(), "s"), &shardfile.Options{Create: true})
+	d, err := state.Open(context.Background(), filepath.Join(t.TempDir(), "s"), &state.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	srv := httptest.NewServer(api.New(api.Local{Dir: d, Set: bitcheck.New(d)}, opts).Handler())
+	srv := httptest.NewServer(api.New(d, opts).Handler())
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -9,17 +10,16 @@ import (
 	"testing"
 
 	"github.com/urldedupd/urldedupd/pkg/api"
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 func benchHandler(b *testing.B) http.Handler {
-	d, err := shardfile.Open(filepath.Join(b.TempDir(), "s"), &shardfile.Options{Create: true})
+	d, err := state.Open(context.Background(), filepath.Join(b.TempDir(), "s"), &state.Options{Create: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { d.Close() })
-	return api.New(api.Local{Dir: d, Set: bitcheck.New(d)}, nil).Handler()
+	return api.New(d, nil).Handler()
 }
 
 // BenchmarkCheckOne is the handler alone (no network, no net/http server)

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,18 +17,17 @@ import (
 	"time"
 
 	"github.com/urldedupd/urldedupd/pkg/api"
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 func newAPI(t *testing.T, opts *api.Options) (*api.Server, *httptest.Server) {
 	t.Helper()
-	d, err := shardfile.Open(filepath.Join(t.TempDir(), "s"), &shardfile.Options{Create: true})
+	d, err := state.Open(context.Background(), filepath.Join(t.TempDir(), "s"), &state.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	a := api.New(api.Local{Dir: d, Set: bitcheck.New(d)}, opts)
+	a := api.New(d, opts)
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
 	return a, srv

@@ -12,10 +12,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/capture"
 	"github.com/urldedupd/urldedupd/pkg/inflight"
 	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/state"
 	"github.com/urldedupd/urldedupd/pkg/tlshello"
 )
 
@@ -51,13 +51,14 @@ type Counts struct {
 // Log decides requests and writes the records. It is not safe for
 // concurrent use.
 //
-// Against a local *bitcheck.Set each request is decided as it comes.
-// Against any other Decider (Redis), requests are decided in batches with
-// several batches in flight (see package inflight), and their records are
-// written when the answers come back, in the order the requests came: call
-// Flush when the input pauses, and at the end.
+// Against a Decider that answers at once (InFlight 0: a local state) each
+// request is decided as it comes. Against one that answers in batches
+// (Redis), requests are decided in batches with InFlight batches in flight
+// (see package inflight), and their records are written when the answers
+// come back, in the order the requests came: call Flush when the input
+// pauses, and at the end.
 type Log struct {
-	set    *bitcheck.Set // local: decide at once
+	dec    state.Decider
 	signer *signature.Signer
 	w      io.Writer
 	format Format
@@ -65,7 +66,11 @@ type Log struct {
 	buf    []byte
 	err    error
 
-	// Remote only.
+	// At once only: the batch of one.
+	one     [1]signature.Signature
+	oneSeen [1]bool
+
+	// In batches only.
 	win      *inflight.Window[*batch]
 	free     []*batch
 	cur      *batch
@@ -78,11 +83,10 @@ type Log struct {
 	Counts Counts
 }
 
-// Options configure a Log over a remote Decider. A nil *Options means the
-// defaults.
+// Options configure a Log over a Decider that answers in batches. A nil
+// *Options means the defaults.
 type Options struct {
 	Batch    int           // requests per batch; default 1000
-	InFlight int           // batches in flight; default 4
 	MaxDelay time.Duration // longest a request waits for its batch to be sent; default 100 ms
 }
 
@@ -108,11 +112,12 @@ type record struct {
 }
 
 // New returns a Log deciding against d and writing to w. With dryRun it
-// tests without setting. opts matter only when d is not a *bitcheck.Set.
-func New(d bitcheck.Decider, signer *signature.Signer, w io.Writer, format Format, dryRun bool, opts *Options) *Log {
-	l := &Log{signer: signer, w: w, format: format, dryRun: dryRun, buf: make([]byte, 0, 512)}
-	if set, ok := d.(*bitcheck.Set); ok {
-		l.set = set
+// tests without setting. opts matter only when d answers in batches
+// (d.InFlight() ≥ 1).
+func New(d state.Decider, signer *signature.Signer, w io.Writer, format Format, dryRun bool, opts *Options) *Log {
+	l := &Log{dec: d, signer: signer, w: w, format: format, dryRun: dryRun, buf: make([]byte, 0, 512)}
+	inFlight := d.InFlight()
+	if inFlight == 0 {
 		return l
 	}
 	var o Options
@@ -122,15 +127,12 @@ func New(d bitcheck.Decider, signer *signature.Signer, w io.Writer, format Forma
 	if o.Batch <= 0 {
 		o.Batch = 1000
 	}
-	if o.InFlight <= 0 {
-		o.InFlight = 4
-	}
 	if o.MaxDelay <= 0 {
 		o.MaxDelay = 100 * time.Millisecond
 	}
 	l.maxDelay = o.MaxDelay
-	l.win = inflight.NewWindow[*batch](context.Background(), d, o.InFlight, dryRun)
-	for range o.InFlight + 1 {
+	l.win = inflight.NewWindow[*batch](context.Background(), d, inFlight, dryRun)
+	for range inFlight + 1 {
 		l.free = append(l.free, &batch{sigs: make([]signature.Signature, 0, o.Batch),
 			seen: make([]bool, o.Batch), reqs: make([]record, 0, o.Batch), data: make([]byte, 0, 64*o.Batch)})
 	}
@@ -160,16 +162,16 @@ func (l *Log) Request(r *capture.Request) {
 	if !ok {
 		l.Counts.Invalid++
 	}
-	if l.set == nil {
+	if l.win != nil {
 		l.queue(r, sig)
 		return
 	}
-	seen, err := l.set.Check(sig, l.dryRun) // a shard truncated under us: an error, not SIGBUS
-	if err != nil {
-		l.fail(err)
+	l.one[0] = sig
+	if err := l.dec.Decide(context.Background(), l.one[:], l.oneSeen[:], l.dryRun); err != nil {
+		l.fail(err) // a shard truncated under us: an error, not SIGBUS
 		return
 	}
-	l.write(r, seen)
+	l.write(r, l.oneSeen[0])
 }
 
 // queue adds a request to the current batch, sends the batch when it is
@@ -248,7 +250,8 @@ func (l *Log) recv() {
 }
 
 // Flush sends the batch being filled and writes every batch in flight: for
-// when the input pauses, and at the end. It does nothing for a local set.
+// when the input pauses, and at the end. It does nothing when requests
+// are decided at once.
 func (l *Log) Flush() {
 	if l.win == nil || l.err != nil {
 		return
@@ -257,7 +260,7 @@ func (l *Log) Flush() {
 	l.drain(true)
 }
 
-// Close flushes and stops the goroutines of a remote Log.
+// Close flushes and stops the goroutines of a Log deciding in batches.
 func (l *Log) Close() error {
 	if l.win != nil {
 		l.Flush()

@@ -6,28 +6,30 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/urldedupd/urldedupd/pkg/audit"
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/capture"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/state"
 	"github.com/urldedupd/urldedupd/pkg/tlshello"
 )
 
-func newSet(t *testing.T) *bitcheck.Set {
-	d, err := shardfile.Open(filepath.Join(t.TempDir(), "s"), &shardfile.Options{Create: true})
+// newSet opens a new local state: it answers at once.
+func newSet(t *testing.T) *state.State {
+	st, err := state.Open(context.Background(), filepath.Join(t.TempDir(), "s"), &state.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.Close() })
-	return bitcheck.New(d)
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
 func requests() []*capture.Request {
@@ -136,11 +138,20 @@ func TestNoAllocations(t *testing.T) {
 	}
 }
 
-// remote is a real Set behind the Decider interface alone, so that a Log
-// batches as it does for Redis; it fails a batch holding signature fail.
+// remote is a real local state asked in batches, inFlight of them in
+// flight (3 when zero), so that a Log batches as it does for Redis; it
+// fails a batch holding signature fail.
 type remote struct {
-	set  *bitcheck.Set
-	fail signature.Signature
+	set      *state.State
+	fail     signature.Signature
+	inFlight int
+}
+
+func (r *remote) InFlight() int {
+	if r.inFlight == 0 {
+		return 3
+	}
+	return r.inFlight
 }
 
 var errDown = errors.New("backend down")
@@ -250,7 +261,7 @@ func TestRemoteSameRecords(t *testing.T) {
 		var local, batched bytes.Buffer
 		signer := signature.NewSigner(signature.IEEE, signature.Safe)
 		l := audit.New(newSet(t), signer, &local, format, false, nil)
-		b := audit.New(&remote{set: newSet(t)}, signer, &batched, format, false, &audit.Options{Batch: 64, InFlight: 3})
+		b := audit.New(&remote{set: newSet(t)}, signer, &batched, format, false, &audit.Options{Batch: 64})
 		for i, r := range rs {
 			l.Request(r)
 			b.Request(r)
@@ -279,8 +290,8 @@ func TestRemoteFailure(t *testing.T) {
 	fail, _ := signer.Sign(rs[250].URL) // first seen in the third batch
 	var out bytes.Buffer
 	var told error
-	l := audit.New(&remote{set: newSet(t), fail: fail}, signer, &out, audit.All, false,
-		&audit.Options{Batch: 100, InFlight: 2})
+	l := audit.New(&remote{set: newSet(t), fail: fail, inFlight: 2}, signer, &out, audit.All, false,
+		&audit.Options{Batch: 100})
 	l.OnError = func(err error) { told = err }
 	for _, r := range rs {
 		l.Request(r)
@@ -297,8 +308,8 @@ func TestRemoteFailure(t *testing.T) {
 func TestRemoteNoAllocations(t *testing.T) {
 	var out bytes.Buffer
 	out.Grow(8 << 20)
-	l := audit.New(&remote{set: newSet(t)}, signature.NewSigner(signature.IEEE, signature.Safe), &out, audit.JSON, false,
-		&audit.Options{Batch: 100, InFlight: 2})
+	l := audit.New(&remote{set: newSet(t), inFlight: 2}, signature.NewSigner(signature.IEEE, signature.Safe), &out, audit.JSON, false,
+		&audit.Options{Batch: 100})
 	defer l.Close()
 	rs := manyRequests(300)
 	run := func() {
@@ -310,5 +321,93 @@ func TestRemoteNoAllocations(t *testing.T) {
 	run()
 	if n := testing.AllocsPerRun(20, run); n != 0 {
 		t.Fatalf("%v allocations per 300 requests", n)
+	}
+}
+
+const httpCapture = "../capture/testdata/captures/http"
+
+// wantURLs are the request URLs of the capture, as its .urls file (made
+// with tshark) lists them, sorted.
+func wantURLs(t *testing.T) []string {
+	b, err := os.ReadFile(httpCapture + ".urls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		_, u, _ := strings.Cut(line, " ")
+		urls = append(urls, u)
+	}
+	slices.Sort(urls)
+	return urls
+}
+
+// pauseAtEnd is a file source that, at its end, first reports no frame
+// for the moment (as an idle live source does) and calls idle, then ends.
+type pauseAtEnd struct {
+	*capture.FileSource
+	paused bool
+	idle   func()
+}
+
+func (p *pauseAtEnd) Next(pkt *capture.Packet) error {
+	err := p.FileSource.Next(pkt)
+	if errors.Is(err, io.EOF) && !p.paused {
+		p.paused = true
+		p.idle()
+		return capture.ErrNoPacket
+	}
+	return err
+}
+
+// A pipeline finds every request of a capture and records it; run again on
+// the same state, every one is a duplicate. Deciding in batches, what was
+// queued is written when the source pauses, before it ends.
+func TestPipeline(t *testing.T) {
+	want := wantURLs(t)
+	st := newSet(t)
+	signer := signature.NewSigner(signature.IEEE, signature.Safe)
+	for i, d := range []*remote{{set: st, inFlight: 2}, {set: st, inFlight: 2}} {
+		var out bytes.Buffer
+		log := audit.New(d, signer, &out, audit.All, false, &audit.Options{Batch: 1000, MaxDelay: time.Hour})
+		flushes := 0
+		pipe := audit.NewPipeline(nil, log, func() error { flushes++; return nil })
+		src, err := capture.OpenFiles(httpCapture + ".pcap")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var atPause string
+		paused := &pauseAtEnd{FileSource: src, idle: func() { atPause = out.String() }}
+		if err := pipe.Run(context.Background(), paused); err != nil {
+			t.Fatal(err)
+		}
+		src.Close()
+		if atPause != "" || flushes != 1 {
+			t.Fatalf("run %d: %q written before the pause, %d flushes at it; want nothing (one batch queued), then one flush", i, atPause, flushes)
+		}
+		written := out.String()
+		if err := log.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != written {
+			t.Fatalf("run %d: records written at Close, not at the pause", i)
+		}
+		var got []string
+		verdicts := map[string]int{}
+		for _, line := range strings.Split(strings.TrimSpace(written), "\n") {
+			v, u, _ := strings.Cut(line, "\t")
+			got = append(got, u)
+			verdicts[v]++
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("run %d: URLs\n%q\nwant (tshark)\n%q", i, got, want)
+		}
+		if i == 1 && verdicts["dup"] != len(want) {
+			t.Fatalf("second run: %v, want every one dup", verdicts)
+		}
+		if i == 0 && verdicts["new"] == 0 {
+			t.Fatalf("first run: %v, want new URLs", verdicts)
+		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
@@ -13,7 +13,7 @@ import (
 // benchmarks measure the steady state, not first touches.
 func benchSet(b *testing.B) (*bitcheck.Set, []signature.Signature) {
 	s, d := open(b)
-	for i := 0; i < shardfile.Shards; i++ {
+	for i := 0; i < format.Shards; i++ {
 		sh := d.Shard(i)
 		for j := 0; j < len(sh); j += 4096 {
 			sh[j] = 0 // a write fault now, not in the timed loop

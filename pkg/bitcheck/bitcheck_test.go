@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
@@ -49,7 +50,7 @@ func TestOnDiskBitOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sig := range sigs {
-		b, err := os.ReadFile(filepath.Join(d.Path(), shardfile.ShardName(int(sig.Shard()))))
+		b, err := os.ReadFile(filepath.Join(d.Path(), format.ShardName(int(sig.Shard()))))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,7 +21,7 @@ func Example() {
 	}
 	defer d.Close()
 	set := bitcheck.New(d)
-	signer := signature.NewSigner(d.Meta().Format.Algorithm, d.Meta().Format.Mode)
+	signer := signature.NewSigner(d.Meta().Spec.Algorithm, d.Meta().Spec.Mode)
 
 	for _, url := range []string{"http://example.com/a", "HTTP://EXAMPLE.com:80/a", "http://example.com/b"} {
 		sig, _ := signer.Sign([]byte(url))

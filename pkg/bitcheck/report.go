@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
 // Report is the summary of a state that `urldedupd stats --json` prints and
@@ -24,9 +24,9 @@ type Report struct {
 
 // NewReport builds the report of the state at dir from its metadata and
 // fill.
-func NewReport(dir string, m shardfile.Meta, f Fill) Report {
+func NewReport(dir string, m format.Meta, f Fill) Report {
 	r := Report{
-		Dir: dir, Signature: m.Format.Algorithm.String(), Normalize: m.Format.Mode.String(),
+		Dir: dir, Signature: m.Spec.Algorithm.String(), Normalize: m.Spec.Mode.String(),
 		Created: m.Created.Format(time.RFC3339), Bits: uint64(Bits),
 		BitsSet: f.Total(), FillRatio: f.Ratio(), FalseDupChance: f.Ratio(), Shards: f.Shard[:],
 	}

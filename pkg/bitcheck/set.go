@@ -5,11 +5,12 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
-const wordsPerShard = shardfile.ShardBytes / 8
+const wordsPerShard = format.ShardBytes / 8
 
 type shardWords = [wordsPerShard]uint64
 

@@ -62,14 +62,14 @@ func OpenLive(iface string, opts *LiveOptions) (*LiveSource, error) {
 	var prog []bpf.RawInstruction
 	if opts.BPF != "" {
 		if prog, err = compileBPF(opts.BPF, link); err != nil {
-			return nil, fmt.Errorf("capture: --bpf %q: %w", opts.BPF, err)
+			return nil, fmt.Errorf("capture: filter %q: %w", opts.BPF, err)
 		}
 	}
 	r, err := openRing(ifi.Index, link == layers.LinkTypeEthernet, liveBlockSize, max(ring/liveBlockSize, 2), liveFrameSize, prog,
 		100*time.Millisecond, 10*time.Millisecond)
 	if err != nil {
 		if len(prog) > 0 {
-			return nil, fmt.Errorf("capture: open %s with --bpf %q: %w", iface, opts.BPF, err)
+			return nil, fmt.Errorf("capture: open %s with filter %q: %w", iface, opts.BPF, err)
 		}
 		return nil, fmt.Errorf("capture: open %s: %w", iface, err)
 	}

@@ -18,17 +18,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/urldedupd/urldedupd/pkg/api"
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/capture"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 // Config configures a Daemon.
 type Config struct {
 	Sources []SourceConfig
 	Capture capture.Options
-	// InFlight is how many batches of a capture source may be in flight to
-	// a remote backend (default 4).
-	InFlight int
 	// Events is where first-seen requests go, as JSON lines.
 	Events *EventLog
 	// Socket is the Unix socket of the API ("" for none), created with
@@ -78,7 +75,7 @@ const (
 
 // Errors of New.
 var (
-	ErrRemoteNeedsFlag  = errors.New("listening on a non-loopback address needs --allow-remote")
+	ErrRemoteNeedsFlag  = errors.New("listening on a non-loopback address needs remote access allowed")
 	ErrRemoteNeedsToken = errors.New("listening on a non-loopback address needs a bearer token")
 	ErrSocketInUse      = errors.New("socket is in use by a running process")
 	// ErrSocketPathTaken is returned when the socket path is a file,
@@ -93,9 +90,8 @@ var (
 // be dropped before Run.
 type Daemon struct {
 	cfg       Config
-	backend   api.Backend
-	set       *bitcheck.Set // local state, deciding capture sources at once; nil with Redis
-	sync      func() error
+	state     *state.State
+	afterSync func() error // tests: called at shutdown after the state is synced
 	sources   []*source
 	listeners []net.Listener
 	socket    os.FileInfo // the socket file as made, so that exit removes it and no other
@@ -103,17 +99,17 @@ type Daemon struct {
 	log       *slog.Logger
 }
 
-// New opens the capture sources and the listeners. The API decides with
-// backend; so do capture sources, in batches, unless set (the local state,
-// nil when the backend is Redis) lets them decide each request at once.
-// sync, when set, is called at shutdown to put the state on disk.
+// New opens the capture sources and the listeners. The API and the
+// capture sources decide against st (capture sources each request at once
+// or in batches, as st's InFlight says); Run syncs st at shutdown. The
+// caller keeps st open until Run returns, and closes it.
 // A configuration Check refuses comes back before anything is opened; on
 // any other error New closes what it opened.
-func New(backend api.Backend, set *bitcheck.Set, sync func() error, cfg Config) (*Daemon, error) {
+func New(st *state.State, cfg Config) (*Daemon, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	d := &Daemon{cfg: cfg, backend: backend, set: set, sync: sync, log: cfg.Logger}
+	d := &Daemon{cfg: cfg, state: st, log: cfg.Logger}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
@@ -144,7 +140,7 @@ func (d *Daemon) open() error {
 		d.listeners = append(d.listeners, l)
 		d.socket, _ = os.Lstat(cfg.Socket)
 		if u := cfg.SocketOwner; u != nil && !canUnlinkIn(filepath.Dir(cfg.Socket), u) {
-			d.log.Warn("the socket's directory is not writable by --user: the socket will stay after exit (the next start replaces it)",
+			d.log.Warn("the socket's directory is not writable by the user to switch to: the socket will stay after exit (the next start replaces it)",
 				"socket", cfg.Socket, "user", u.Name)
 		}
 	}
@@ -177,16 +173,16 @@ func (c *Config) Check() error {
 func checkListen(cfg *Config) error {
 	host, _, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
-		return fmt.Errorf("daemon: --listen %q: %w", cfg.Listen, err)
+		return fmt.Errorf("daemon: listen %q: %w", cfg.Listen, err)
 	}
 	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
 		return nil
 	}
 	switch {
 	case !cfg.AllowRemote:
-		return fmt.Errorf("daemon: --listen %s: %w", cfg.Listen, ErrRemoteNeedsFlag)
+		return fmt.Errorf("daemon: listen %s: %w", cfg.Listen, ErrRemoteNeedsFlag)
 	case cfg.Token == "":
-		return fmt.Errorf("daemon: --listen %s: %w", cfg.Listen, ErrRemoteNeedsToken)
+		return fmt.Errorf("daemon: listen %s: %w", cfg.Listen, ErrRemoteNeedsToken)
 	}
 	return nil
 }
@@ -212,7 +208,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	apiOpts.Token = d.cfg.Token
 	apiOpts.Observe = d.metrics.observe
 	mux := http.NewServeMux()
-	apiSrv := api.New(d.backend, &apiOpts)
+	apiSrv := api.New(d.state, &apiOpts)
 	d.metrics.watchAPI(apiSrv)
 	apiHandler := apiSrv.Handler()
 	mux.Handle("/v1/", apiHandler)
@@ -236,16 +232,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); releaseMemory(srcCtx, conns) }()
-	f := d.backend.Meta().Format
 	for _, s := range d.sources {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var dec bitcheck.Decider = d.backend
-			if d.set != nil {
-				dec = d.set
-			}
-			s.run(srcCtx, dec, f.Algorithm, f.Mode, d.cfg.Events, &d.cfg.Capture, d.cfg.InFlight, d.log)
+			s.run(srcCtx, d.state, d.cfg.Events, &d.cfg.Capture, d.log)
 		}()
 	}
 	serveErr := make(chan error, len(d.listeners))
@@ -286,8 +277,9 @@ loop:
 	stopSources()
 	wg.Wait()
 	err = errors.Join(err, d.shutdownAPI(srv, apiSrv, conns), d.cfg.Events.Flush())
-	if d.sync != nil {
-		err = errors.Join(err, d.sync())
+	err = errors.Join(err, d.state.Sync())
+	if d.afterSync != nil {
+		err = errors.Join(err, d.afterSync())
 	}
 	if d.cfg.Socket != "" {
 		// Closing the listener removed it, unless --user may not write

@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/urldedupd/urldedupd/pkg/api"
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 // A serve that exits removes its own socket, never one that another serve
@@ -25,10 +23,11 @@ func TestExitKeepsAnotherServesSocket(t *testing.T) {
 		other, err = listenUnix(sock, 0, nil)
 		return err
 	}
-	d, err := New(api.Local{Dir: dir, Set: bitcheck.New(dir)}, nil, sync, Config{Socket: sock, Events: events})
+	d, err := New(dir, Config{Socket: sock, Events: events})
 	if err != nil {
 		t.Fatal(err)
 	}
+	d.afterSync = sync
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if err := d.Run(ctx); err != nil {
@@ -52,7 +51,7 @@ func TestExitKeepsAnotherServesSocket(t *testing.T) {
 func TestExitRemovesSocket(t *testing.T) {
 	dir, events := stateAndLog(t)
 	sock := filepath.Join(t.TempDir(), "api.sock")
-	d, err := New(api.Local{Dir: dir, Set: bitcheck.New(dir)}, nil, nil, Config{Socket: sock, Events: events})
+	d, err := New(dir, Config{Socket: sock, Events: events})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,10 +66,10 @@ func TestExitRemovesSocket(t *testing.T) {
 }
 
 // stateAndLog opens a new state and event log, closed when the test ends.
-func stateAndLog(t *testing.T) (*shardfile.Dir, *EventLog) {
+func stateAndLog(t *testing.T) (*state.State, *EventLog) {
 	t.Helper()
 	tmp := t.TempDir()
-	dir, err := shardfile.Open(filepath.Join(tmp, "state"), &shardfile.Options{Create: true})
+	dir, err := state.Open(context.Background(), filepath.Join(tmp, "state"), &state.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -252,7 +252,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.mu.Lock()
 	if time.Since(c.fillTime) > 10*time.Second {
-		if f, err := c.d.backend.Fill(context.Background()); err == nil {
+		if f, err := c.d.state.Fill(context.Background()); err == nil {
 			c.fill, c.fillTime = f, time.Now()
 		}
 	}

@@ -28,12 +28,12 @@ func LookupUser(name string) (*User, error) {
 		if errors.As(err, new(user.UnknownUserError)) || errors.As(err, new(user.UnknownUserIdError)) {
 			err = ErrUnknownUser
 		}
-		return nil, fmt.Errorf("daemon: --user %s: %w", name, err)
+		return nil, fmt.Errorf("daemon: user %s: %w", name, err)
 	}
 	uid, err1 := strconv.Atoi(u.Uid)
 	gid, err2 := strconv.Atoi(u.Gid)
 	if err := errors.Join(err1, err2); err != nil {
-		return nil, fmt.Errorf("daemon: --user %s: uid %q gid %q: %w", name, u.Uid, u.Gid, err)
+		return nil, fmt.Errorf("daemon: user %s: %w", name, fmt.Errorf("uid %q gid %q: %w", u.Uid, u.Gid, err))
 	}
 	return &User{Name: u.Username, UID: uid, GID: gid}, nil
 }

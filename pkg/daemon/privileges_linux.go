@@ -12,13 +12,13 @@ import (
 // open.
 func DropPrivileges(u *User) error {
 	if err := syscall.Setgroups([]int{u.GID}); err != nil {
-		return fmt.Errorf("daemon: --user %s: setgroups: %w", u.Name, err)
+		return fmt.Errorf("daemon: user %s: %w", u.Name, fmt.Errorf("setgroups: %w", err))
 	}
 	if err := syscall.Setgid(u.GID); err != nil {
-		return fmt.Errorf("daemon: --user %s: setgid: %w", u.Name, err)
+		return fmt.Errorf("daemon: user %s: %w", u.Name, fmt.Errorf("setgid: %w", err))
 	}
 	if err := syscall.Setuid(u.UID); err != nil {
-		return fmt.Errorf("daemon: --user %s: setuid: %w", u.Name, err)
+		return fmt.Errorf("daemon: user %s: %w", u.Name, fmt.Errorf("setuid: %w", err))
 	}
 	return nil
 }

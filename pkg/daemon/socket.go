@@ -25,7 +25,7 @@ func listenUnix(path string, mode os.FileMode, owner *User) (net.Listener, error
 	}
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
-			return nil, fmt.Errorf("daemon: socket %s: %w (%s): remove it or give another --socket", path, ErrSocketPathTaken, kind(fi))
+			return nil, fmt.Errorf("daemon: socket %s: %w (%s): remove it or choose another path", path, ErrSocketPathTaken, kind(fi))
 		}
 		// Only a refused connection means nobody listens: a live server
 		// that is busy (its backlog full: EAGAIN) or slow (a timeout) is

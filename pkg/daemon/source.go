@@ -13,9 +13,8 @@ import (
 	"time"
 
 	"github.com/urldedupd/urldedupd/pkg/audit"
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/capture"
-	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 // SourceConfig is one capture source.
@@ -101,12 +100,11 @@ const crashReportEvery = 10 * time.Second
 // handled drops the source's engine (its reassembly state: every
 // connection it tracks); the panic is counted and logged, and a new engine
 // goes on with the next frame.
-func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algorithm, m signature.Mode,
-	events *EventLog, opts *capture.Options, inFlight int, log *slog.Logger) {
+func (s *source) run(ctx context.Context, st *state.State, events *EventLog, opts *capture.Options, log *slog.Logger) {
 	defer s.live.Close()
-	signer := signature.NewSigner(f, m)
+	signer := st.Signer()
 	rec := newRecorder(func() *audit.Log {
-		return audit.New(dec, signer, events, audit.NewJSON, false, &audit.Options{InFlight: inFlight})
+		return audit.New(st, signer, events, audit.NewJSON, false, nil)
 	}, s.cfg.Iface, log)
 	s.up.Store(true)
 	s.log = log
@@ -118,7 +116,8 @@ func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algo
 	)
 	var eng *capture.Engine
 	for {
-		eng = capture.NewEngine(opts, rec.Request)
+		pipe := audit.NewPipeline(opts, rec, events.Flush)
+		eng = pipe.Engine
 		eng.Name = s.cfg.Iface
 		eng.OnPanic = func(p *capture.PanicError) {
 			// The engine dropped the packet's connection and goes on; it
@@ -128,10 +127,9 @@ func (s *source) run(ctx context.Context, dec bitcheck.Decider, f signature.Algo
 				lastReport = now
 			}
 		}
-		eng.Idle = func() { rec.Flush(); _ = events.Flush() }
 		eng.Tick = func() { s.publish(eng.Stats(), rec) }
 		var crash *engineCrash
-		crash, runErr = runGuarded(ctx, eng, s.live)
+		crash, runErr = runGuarded(ctx, pipe, s.live)
 		if crash == nil && errors.Is(runErr, capture.ErrPanic) && ctx.Err() == nil {
 			// The engine gave up after two panics with no frame between
 			// them (in the source, or in an idle flush). The interface
@@ -184,15 +182,15 @@ type engineCrash struct {
 	stats capture.Stats // the engine's figures when it crashed
 }
 
-// runGuarded runs eng on src, turning a panic into an engineCrash.
-func runGuarded(ctx context.Context, eng *capture.Engine, src capture.Source) (crash *engineCrash, err error) {
+// runGuarded runs pipe on src, turning a panic into an engineCrash.
+func runGuarded(ctx context.Context, pipe *audit.Pipeline, src capture.Source) (crash *engineCrash, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			crash = &engineCrash{value: fmt.Sprint(v), stack: string(debug.Stack())}
-			crash.stats = statsAfterCrash(eng)
+			crash.stats = statsAfterCrash(pipe.Engine)
 		}
 	}()
-	return nil, eng.Run(ctx, src)
+	return nil, pipe.Run(ctx, src)
 }
 
 // statsAfterCrash reads a crashed engine's figures, or none if that panics

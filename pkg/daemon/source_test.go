@@ -11,10 +11,9 @@ import (
 	"testing"
 
 	"github.com/urldedupd/urldedupd/pkg/audit"
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/capture"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 // panicAt is a real capture source that panics once, when asked for its
@@ -67,7 +66,7 @@ func TestSourceSurvivesPanic(t *testing.T) {
 
 // Deciding and logging a captured request allocates nothing.
 func TestRecorderAllocs(t *testing.T) {
-	dir, err := shardfile.Open(filepath.Join(t.TempDir(), "state"), &shardfile.Options{Create: true})
+	dir, err := state.Open(context.Background(), filepath.Join(t.TempDir(), "state"), &state.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +76,8 @@ func TestRecorderAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer events.Close()
-	set, signer := bitcheck.New(dir), signature.NewSigner(signature.IEEE, signature.Safe)
-	rec := newRecorder(func() *audit.Log { return audit.New(set, signer, events, audit.NewJSON, false, nil) },
+	signer := signature.NewSigner(signature.IEEE, signature.Safe)
+	rec := newRecorder(func() *audit.Log { return audit.New(dir, signer, events, audit.NewJSON, false, nil) },
 		"test", slog.New(slog.DiscardHandler))
 	req := &capture.Request{Method: []byte("GET"), URL: []byte("http://alloc.example/x")}
 	if n := testing.AllocsPerRun(10000, func() { rec.Request(req) }); n != 0 {
@@ -115,7 +114,7 @@ func runPanicking(t *testing.T, times int, h slog.Handler) (*source, *EventLog) 
 	}
 	dir, events := stateAndLog(t)
 	s := &source{cfg: SourceConfig{Iface: "veth-test"}, live: &panicAt{Source: files, at: 100, times: times}}
-	s.run(context.Background(), bitcheck.New(dir), signature.IEEE, signature.Safe, events, &capture.Options{}, 0, slog.New(h))
+	s.run(context.Background(), dir, events, &capture.Options{}, slog.New(h))
 	events.Close()
 	return s, events
 }

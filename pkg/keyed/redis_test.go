@@ -3,45 +3,25 @@ package keyed
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"net"
-	"os/exec"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/urldedupd/urldedupd/internal/redistest"
 )
 
-// redisServer starts a real redis-server on a free loopback port and kills
-// it, by pid, when the test ends. It returns a client factory.
+// redisServer starts a real redis-server (internal/redistest) and returns
+// a client factory; the server is killed, by pid, when the test ends.
 func redisServer(tb testing.TB) func() *redis.Client {
 	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := redistest.Server(tb)
+	opts, err := redis.ParseURL(addr)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--save", "",
-		"--appendonly", "no", "--dir", tb.TempDir())
-	if err := cmd.Start(); err != nil {
-		tb.Fatal("redis-server (scripts/install-deps.sh installs it): ", err)
-	}
-	tb.Cleanup(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
-	for i := 0; ; i++ {
-		if out, _ := exec.Command("redis-cli", "-p", fmt.Sprint(port), "ping").Output(); strings.TrimSpace(string(out)) == "PONG" {
-			break
-		}
-		if i == 200 {
-			tb.Fatal("redis-server did not start in 10 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	return func() *redis.Client {
-		c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
+		c := redis.NewClient(opts)
 		tb.Cleanup(func() { c.Close() })
 		return c
 	}

@@ -25,7 +25,7 @@ func BenchmarkFilter(b *testing.B) {
 	data := in.Bytes()
 	for _, mode := range []signature.Mode{signature.Safe, signature.None} {
 		b.Run("normalize="+mode.String(), func(b *testing.B) {
-			f := &linefilter.Filter{Set: newSet(b), Signer: signature.NewSigner(signature.IEEE, mode)}
+			f := &linefilter.Filter{State: newSet(b), Signer: signature.NewSigner(signature.IEEE, mode)}
 			f.Run(context.Background(), io.Discard, bytes.NewReader(data), "warm")
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()

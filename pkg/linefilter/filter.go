@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/inflight"
 	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 // Output selects which lines a Filter writes.
@@ -53,19 +53,18 @@ func (s *Stats) add(o Stats) {
 	s.Invalid += o.Invalid
 }
 
-// Filter decides URL lines against a Decider and writes the chosen ones.
+// Filter decides URL lines against a state and writes the chosen ones.
 //
 // Run uses two goroutines: one reads, splits and signs blocks of input, the
 // calling one decides and writes them in order. A Filter is not safe for
 // concurrent use; several Filters may share a Set.
 type Filter struct {
-	Set bitcheck.Decider
-	// InFlight, when above 1, keeps that many batches in flight to Set at
-	// once, for a remote backend whose round trip is the bottleneck.
-	// Output keeps the input's order either way.
-	InFlight int
-	Signer   *signature.Signer
-	Output   Output
+	// State decides. When its InFlight is above 1, Run keeps that many
+	// batches in flight to it at once, for a remote state whose round
+	// trip is the bottleneck; output keeps the input's order either way.
+	State  state.Decider
+	Signer *signature.Signer
+	Output Output
 	// DryRun tests without setting any bit.
 	DryRun bool
 	// MaxLine is the longest accepted line, without its newline; zero
@@ -107,8 +106,9 @@ func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string)
 	if maxLine > MaxLineLimit {
 		return fmt.Errorf("linefilter: %w: %d bytes, over the limit of %d", ErrMaxLine, maxLine, MaxLineLimit)
 	}
+	inFlight := f.State.InFlight()
 	n := nblocks
-	if f.InFlight > 1 {
+	if inFlight > 1 {
 		n++ // the window may hold the tail of one block and the head of the next
 	}
 	f.allocBlocks(maxLine, n)
@@ -119,8 +119,8 @@ func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string)
 	}
 	go rd.run(ctx)
 	defer close(rd.stop)
-	if f.InFlight > 1 {
-		return f.runWindow(ctx, w, rd)
+	if inFlight > 1 {
+		return f.runWindow(ctx, w, rd, inFlight)
 	}
 	for {
 		b, err := rd.next(ctx)
@@ -164,7 +164,7 @@ func (f *Filter) decide(ctx context.Context, w io.Writer, b *block) error {
 	for start := 0; start < len(b.sigs); start += batchSize {
 		end := min(start+batchSize, len(b.sigs))
 		sigs, seen := b.sigs[start:end], f.seen[:end-start]
-		if err := f.Set.Decide(ctx, sigs, seen, f.DryRun); err != nil {
+		if err := f.State.Decide(ctx, sigs, seen, f.DryRun); err != nil {
 			// Nothing of this batch is written: nothing was decided.
 			return fmt.Errorf("%w (after %d URLs decided and written)", err, f.Stats.New+f.Stats.Dup)
 		}
@@ -191,11 +191,11 @@ type span struct {
 	start, end int
 }
 
-// runWindow is Run's loop with f.InFlight batches in flight: each batch is
+// runWindow is Run's loop with inFlight batches in flight: each batch is
 // written when it comes back, oldest first, and a block goes back to the
 // reader when its last batch is written.
-func (f *Filter) runWindow(ctx context.Context, w io.Writer, rd *reader) error {
-	win := inflight.NewWindow[span](ctx, f.Set, f.InFlight, f.DryRun)
+func (f *Filter) runWindow(ctx context.Context, w io.Writer, rd *reader, inFlight int) error {
+	win := inflight.NewWindow[span](ctx, f.State, inFlight, f.DryRun)
 	defer win.Close()
 	recv := func() error {
 		sp, err := win.Recv()

@@ -13,18 +13,35 @@ import (
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/linefilter"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
-func newSet(t testing.TB) *bitcheck.Set {
+// newSet opens a new local state: it answers at once.
+func newSet(t testing.TB) *state.State {
 	t.Helper()
-	d, err := shardfile.Open(filepath.Join(t.TempDir(), "s"), &shardfile.Options{Create: true})
+	st, err := state.Open(context.Background(), filepath.Join(t.TempDir(), "s"), &state.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.Close() })
-	return bitcheck.New(d)
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// batched is a real decider asked as a remote one is: n batches in flight.
+type batched struct {
+	bitcheck.Decider
+	n int
+}
+
+func (b batched) InFlight() int { return b.n }
+
+// inFlight is d asked with n batches in flight, or d itself for n 0.
+func inFlight(d state.Decider, n int) state.Decider {
+	if n == 0 {
+		return d
+	}
+	return batched{d, n}
 }
 
 type warning struct {
@@ -32,10 +49,10 @@ type warning struct {
 	line uint64
 }
 
-func run(t *testing.T, set *bitcheck.Set, f linefilter.Filter, input string, oneByte bool) (string, []warning) {
+func run(t *testing.T, set state.Decider, f linefilter.Filter, input string, oneByte bool) (string, []warning) {
 	t.Helper()
 	var warns []warning
-	f.Set, f.Signer = set, signature.NewSigner(signature.IEEE, signature.Safe)
+	f.State, f.Signer = set, signature.NewSigner(signature.IEEE, signature.Safe)
 	f.Warn = func(name string, line uint64, msg string) { warns = append(warns, warning{name, line}) }
 	var out bytes.Buffer
 	r := iotestReader(input, oneByte)
@@ -67,11 +84,11 @@ func TestFilterOutputs(t *testing.T) {
 	for _, tt := range tests {
 		for _, cfg := range []struct{ oneByte, window bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 			t.Run(fmt.Sprintf("%s/onebyte=%v/window=%v", tt.name, cfg.oneByte, cfg.window), func(t *testing.T) {
-				f := tt.f
+				n := 0
 				if cfg.window {
-					f.InFlight = 3
+					n = 3
 				}
-				got, _ := run(t, newSet(t), f, input, cfg.oneByte)
+				got, _ := run(t, inFlight(newSet(t), n), tt.f, input, cfg.oneByte)
 				if got != tt.want {
 					t.Fatalf("got\n%q\nwant\n%q", got, tt.want)
 				}
@@ -87,7 +104,7 @@ func TestFilterStatsAndLongLines(t *testing.T) {
 		f := linefilter.Filter{MaxLine: 64}
 		var warns []warning
 		set := newSet(t)
-		f.Set, f.Signer = set, signature.NewSigner(signature.IEEE, signature.Safe)
+		f.State, f.Signer = set, signature.NewSigner(signature.IEEE, signature.Safe)
 		f.Warn = func(name string, line uint64, msg string) { warns = append(warns, warning{name, line}) }
 		var out bytes.Buffer
 		if err := f.Run(context.Background(), &out, iotestReader(input, oneByte), "in.txt"); err != nil {
@@ -122,9 +139,8 @@ func TestFilterBlockBoundaries(t *testing.T) {
 	}
 }
 
-func testBlockBoundaries(t *testing.T, in string, inFlight int) {
-	f := linefilter.Filter{InFlight: inFlight}
-	got, warns := run(t, newSet(t), f, in, false)
+func testBlockBoundaries(t *testing.T, in string, n int) {
+	got, warns := run(t, inFlight(newSet(t), n), linefilter.Filter{}, in, false)
 	if n := strings.Count(got, "\n"); n != 150001 {
 		t.Fatalf("%d lines out, want 150001", n)
 	}
@@ -139,7 +155,7 @@ func testBlockBoundaries(t *testing.T, in string, inFlight int) {
 func TestFilterDryRun(t *testing.T) {
 	set := newSet(t)
 	got, _ := run(t, set, linefilter.Filter{DryRun: true}, "http://a/\nhttp://a/\n", false)
-	if f, _ := set.Fill(); got != "http://a/\nhttp://a/\n" || f.Total() != 0 {
+	if f, _ := set.Fill(context.Background()); got != "http://a/\nhttp://a/\n" || f.Total() != 0 {
 		t.Fatalf("dry run: %q, %d bits set", got, f.Total())
 	}
 }
@@ -148,7 +164,7 @@ func TestFilterDryRun(t *testing.T) {
 // and nothing per line: 10,000 and 100,000 lines cost the same.
 func TestFilterAllocations(t *testing.T) {
 	set := newSet(t)
-	f := &linefilter.Filter{Set: set, Signer: signature.NewSigner(signature.IEEE, signature.Safe)}
+	f := &linefilter.Filter{State: set, Signer: signature.NewSigner(signature.IEEE, signature.Safe)}
 	allocs := func(lines int) float64 {
 		var in strings.Builder
 		for i := range lines {
@@ -176,7 +192,7 @@ func TestFilterSeveralRuns(t *testing.T) {
 	for i := range 100_000 {
 		fmt.Fprintf(&in, "http://example.com/%d\n", i)
 	}
-	f := &linefilter.Filter{Set: newSet(t), Signer: signature.NewSigner(signature.IEEE, signature.Safe), Output: linefilter.Mark}
+	f := &linefilter.Filter{State: newSet(t), Signer: signature.NewSigner(signature.IEEE, signature.Safe), Output: linefilter.Mark}
 	for run := range 3 {
 		var out bytes.Buffer
 		if err := f.Run(context.Background(), &out, strings.NewReader(in.String()), "x"); err != nil {
@@ -208,8 +224,7 @@ func TestFilterInFlightSameAnswers(t *testing.T) {
 	}
 	f := linefilter.Filter{Output: linefilter.Mark}
 	want, _ := run(t, newSet(t), f, in.String(), false)
-	f.InFlight = 8
-	got, _ := run(t, newSet(t), f, in.String(), false)
+	got, _ := run(t, inFlight(newSet(t), 8), f, in.String(), false)
 	if got != want {
 		gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
 		for i := range min(len(gl), len(wl)) {
@@ -222,7 +237,9 @@ func TestFilterInFlightSameAnswers(t *testing.T) {
 }
 
 // slowSet is a real Set whose batches take a while, like a remote one.
-type slowSet struct{ set *bitcheck.Set }
+type slowSet struct{ set *state.State }
+
+func (s slowSet) InFlight() int { return 4 }
 
 func (s slowSet) Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
 	time.Sleep(2 * time.Millisecond)
@@ -251,8 +268,8 @@ func TestFilterInFlightSlowInput(t *testing.T) {
 	for i := range 30_000 {
 		fmt.Fprintf(&in, "http://slow.example/%d\n", i%20_000)
 	}
-	f := linefilter.Filter{Set: slowSet{newSet(t)}, Signer: signature.NewSigner(signature.IEEE, signature.Safe),
-		Output: linefilter.Mark, InFlight: 4}
+	f := linefilter.Filter{State: slowSet{newSet(t)}, Signer: signature.NewSigner(signature.IEEE, signature.Safe),
+		Output: linefilter.Mark}
 	var out bytes.Buffer
 	done := make(chan error, 1)
 	go func() { done <- f.Run(context.Background(), &out, &trickle{in.Bytes()}, "slow") }()

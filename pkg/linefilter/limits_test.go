@@ -21,7 +21,7 @@ import (
 func TestFilterMaxLineLimit(t *testing.T) {
 	long := strings.Repeat("x", 2<<20) + "\nhttp://after.example/\n"
 	for _, max := range []int{linefilter.MaxLineLimit + 1, 1 << 62, math.MaxInt} {
-		f := linefilter.Filter{Set: newSet(t), Signer: signature.NewSigner(signature.IEEE, signature.Safe), MaxLine: max}
+		f := linefilter.Filter{State: newSet(t), Signer: signature.NewSigner(signature.IEEE, signature.Safe), MaxLine: max}
 		done := make(chan error, 1)
 		go func() { done <- f.Run(context.Background(), &bytes.Buffer{}, strings.NewReader(long), "in.txt") }()
 		select {
@@ -48,10 +48,10 @@ func TestFilterAtMaxLineLimit(t *testing.T) {
 // Cancelling the context ends Run at once even while its Read is blocked
 // on an idle input, with what was decided already written.
 func TestFilterCancelWhileReadBlocks(t *testing.T) {
-	for _, inFlight := range []int{0, 3} {
+	for _, n := range []int{0, 3} {
 		pr, pw := io.Pipe()
 		defer pw.Close()
-		f := linefilter.Filter{Set: newSet(t), Signer: signature.NewSigner(signature.IEEE, signature.Safe), InFlight: inFlight}
+		f := linefilter.Filter{State: inFlight(newSet(t), n), Signer: signature.NewSigner(signature.IEEE, signature.Safe)}
 		ctx, cancel := context.WithCancel(context.Background())
 		out := &lockedWriter{}
 		done := make(chan error, 1)
@@ -65,17 +65,17 @@ func TestFilterCancelWhileReadBlocks(t *testing.T) {
 		select {
 		case err := <-done:
 			if !errors.Is(err, context.Canceled) || out.String() != "http://idle.example/\n" {
-				t.Fatalf("in flight %d: %v, output %q", inFlight, err, out.String())
+				t.Fatalf("in flight %d: %v, output %q", n, err, out.String())
 			}
 		case <-time.After(5 * time.Second):
-			t.Fatalf("in flight %d: Run still blocked 5 s after cancel", inFlight)
+			t.Fatalf("in flight %d: Run still blocked 5 s after cancel", n)
 		}
 		// The Filter runs again while the first reader is still blocked;
 		// that reader then gets data into its own buffer, not the new
 		// Run's (run with -race).
 		var again bytes.Buffer
 		if err := f.Run(context.Background(), &again, strings.NewReader("http://second.example/\n"), "-"); err != nil || again.String() != "http://second.example/\n" {
-			t.Fatalf("in flight %d: second run: %v %q", inFlight, err, again.String())
+			t.Fatalf("in flight %d: second run: %v %q", n, err, again.String())
 		}
 		pw.Write([]byte("http://late.example/\n"))
 		pw.Close()

@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
 // OrShard ORs data (a shard's bytes) into shard i's key, atomically: the
@@ -41,10 +41,10 @@ func (r *Redis) Shard(ctx context.Context, i int) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redisstate: read %s: %w: %v", r.keys[i], ErrUnavailable, err)
 	}
-	if len(b) > shardfile.ShardBytes {
-		return nil, fmt.Errorf("redisstate: %s: %w: %d bytes", r.keys[i], shardfile.ErrShardSize, len(b))
+	if len(b) > format.ShardBytes {
+		return nil, fmt.Errorf("redisstate: %s: %w: %d bytes", r.keys[i], format.ErrShardSize, len(b))
 	}
-	out := make([]byte, shardfile.ShardBytes)
+	out := make([]byte, format.ShardBytes)
 	copy(out, b)
 	return out, nil
 }

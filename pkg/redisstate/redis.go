@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
@@ -38,9 +38,11 @@ const (
 
 // Options configure Open. Zero fields take the defaults.
 type Options struct {
-	Prefix   string // key prefix; default "urldedupd"
-	Create   bool   // write the metadata key when there is none
-	Format   *shardfile.Format
+	Prefix string // key prefix; default "urldedupd"
+	Create bool   // write the metadata key when there is none
+	// Spec, when set, is the format the caller requires (format.ErrMismatch
+	// for a state of another), and the one Create makes.
+	Spec     *format.Spec
 	OnError  OnError
 	Timeout  time.Duration // per batch, retries included; default 10 s
 	Attempts int           // connection attempts at Open; default 5
@@ -57,7 +59,7 @@ type Redis struct {
 	c        redis.UniversalClient
 	prefix   string
 	keys     [signature.Shards]string
-	meta     shardfile.Meta
+	meta     format.Meta
 	onError  OnError
 	timeout  time.Duration
 	replicas int
@@ -87,7 +89,7 @@ func Open(ctx context.Context, addr string, opts *Options) (*Redis, error) {
 		r.prefix = "urldedupd"
 	}
 	for i := range r.keys {
-		r.keys[i] = r.prefix + ":" + shardfile.ShardName(i)
+		r.keys[i] = r.prefix + ":" + format.ShardName(i)
 	}
 	attempts := opts.Attempts
 	if attempts <= 0 {
@@ -166,13 +168,13 @@ func (r *Redis) loadMeta(ctx context.Context, opts *Options) error {
 	data, err := r.c.Get(ctx, r.metaKey()).Bytes()
 	if errors.Is(err, redis.Nil) {
 		if !opts.Create {
-			return fmt.Errorf("redisstate: %s: %w (run 'urldedupd init')", r.metaKey(), shardfile.ErrNoState)
+			return fmt.Errorf("redisstate: %s: %w", r.metaKey(), format.ErrNoState)
 		}
-		f := shardfile.DefaultFormat
-		if opts.Format != nil {
-			f = *opts.Format
+		f := format.Default
+		if opts.Spec != nil {
+			f = *opts.Spec
 		}
-		m := shardfile.NewMeta(f, time.Now())
+		m := format.NewMeta(f, time.Now())
 		text, _ := m.MarshalText()
 		if err := r.c.SetNX(ctx, r.metaKey(), text, 0).Err(); err != nil {
 			return fmt.Errorf("redisstate: create %s: %w: %v", r.metaKey(), ErrUnavailable, err)
@@ -185,15 +187,16 @@ func (r *Redis) loadMeta(ctx context.Context, opts *Options) error {
 	if err := r.meta.UnmarshalText(data); err != nil {
 		return fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
 	}
-	if opts.Format != nil && *opts.Format != r.meta.Format {
-		return fmt.Errorf("redisstate: %s: %w: state has signature %s, normalize %s; asked for %s, %s", r.metaKey(),
-			shardfile.ErrMetaMismatch, r.meta.Format.Algorithm, r.meta.Format.Mode, opts.Format.Algorithm, opts.Format.Mode)
+	if opts.Spec != nil {
+		if err := r.meta.Require(r.metaKey(), *opts.Spec); err != nil {
+			return fmt.Errorf("redisstate: %w", err)
+		}
 	}
 	return nil
 }
 
 // Meta returns the state's metadata.
-func (r *Redis) Meta() shardfile.Meta { return r.meta }
+func (r *Redis) Meta() format.Meta { return r.meta }
 
 // Assumed returns how many URLs were answered new under AssumeNew.
 func (r *Redis) Assumed() uint64 { return r.assumed.Load() }

@@ -6,59 +6,21 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/urldedupd/urldedupd/internal/redistest"
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/redisstate"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
-// server starts a real redis-server on a free loopback port and stops it,
-// by pid, when the test or benchmark ends.
-func server(tb testing.TB, args ...string) string {
-	tb.Helper()
-	addr, _ := serverOn(tb, freePort(tb), args...)
-	return addr
-}
-
-func freePort(tb testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// serverOn starts redis-server on port and returns its address and a
-// function that kills it (SIGKILL) and waits for it; cleanup does the same.
-func serverOn(tb testing.TB, port int, args ...string) (addr string, kill func()) {
-	tb.Helper()
-	args = append([]string{"--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--save", "",
-		"--appendonly", "no", "--dir", tb.TempDir()}, args...)
-	cmd := exec.Command("redis-server", args...)
-	if err := cmd.Start(); err != nil {
-		tb.Fatal("redis-server (make test installs it): ", err)
-	}
-	var once sync.Once
-	kill = func() { once.Do(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() }) }
-	tb.Cleanup(kill)
-	for i := 0; ; i++ {
-		if out, _ := exec.Command("redis-cli", "-p", fmt.Sprint(port), "ping").Output(); strings.TrimSpace(string(out)) == "PONG" {
-			break
-		}
-		if i == 100 {
-			tb.Fatal("redis-server did not start")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Sprintf("redis://127.0.0.1:%d/0", port), kill
-}
+var (
+	server   = redistest.Server
+	serverOn = redistest.ServerOn
+	freePort = redistest.FreePort
+)
 
 func TestDecideInOrder(t *testing.T) {
 	ctx := context.Background()
@@ -87,7 +49,7 @@ func TestDecideInOrder(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
 	addr := server(t)
-	if _, err := redisstate.Open(ctx, addr, nil); !errors.Is(err, shardfile.ErrNoState) {
+	if _, err := redisstate.Open(ctx, addr, nil); !errors.Is(err, format.ErrNoState) {
 		t.Fatalf("no metadata, no Create: %v", err)
 	}
 	if _, err := redisstate.Open(ctx, "http://x", nil); !errors.Is(err, redisstate.ErrBadURL) {

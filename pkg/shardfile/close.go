@@ -4,13 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
 // Path returns the state directory.
 func (d *Dir) Path() string { return d.path }
 
 // Meta returns the state's metadata.
-func (d *Dir) Meta() Meta { return d.meta }
+func (d *Dir) Meta() format.Meta { return d.meta }
 
 // ReadOnly reports whether the shards are mapped read-only.
 func (d *Dir) ReadOnly() bool { return d.readOnly }
@@ -18,7 +20,7 @@ func (d *Dir) ReadOnly() bool { return d.readOnly }
 // Created reports whether Open created the state.
 func (d *Dir) Created() bool { return d.created }
 
-// Shard returns the mapped bytes of shard i (0 ≤ i < 256), ShardBytes long.
+// Shard returns the mapped bytes of shard i (0 ≤ i < 256), format.ShardBytes long.
 // The slice aliases the shared mapping: it is valid until Close, and a
 // read-only Dir's slice must not be written.
 func (d *Dir) Shard(i int) []byte { return d.maps[i] }
@@ -41,7 +43,7 @@ func (d *Dir) syncLocked() error {
 	var errs []error
 	for i, m := range d.maps {
 		if err := syncMap(m); err != nil {
-			errs = append(errs, fmt.Errorf("shardfile: sync %s/%s: %w", d.path, ShardName(i), err))
+			errs = append(errs, fmt.Errorf("shardfile: sync %s/%s: %w", d.path, format.ShardName(i), err))
 		}
 	}
 	return errors.Join(errs...)
@@ -71,7 +73,7 @@ func (d *Dir) release() error {
 	for i, m := range d.maps {
 		if m != nil {
 			if err := m.Unmap(); err != nil {
-				errs = append(errs, fmt.Errorf("shardfile: unmap %s: %w", ShardName(i), err))
+				errs = append(errs, fmt.Errorf("shardfile: unmap %s: %w", format.ShardName(i), err))
 			}
 			d.maps[i] = nil
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	mmap "github.com/edsrzf/mmap-go"
+
+	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
 // Dir is an open state directory with every shard mapped.
@@ -19,12 +21,12 @@ import (
 // memory.
 type Dir struct {
 	path     string
-	meta     Meta
+	meta     format.Meta
 	readOnly bool
 	created  bool
 	madeDirs []string // directories Open created, outermost first
 	lock     *os.File // the directory itself, flocked
-	maps     [Shards]mmap.MMap
+	maps     [format.Shards]mmap.MMap
 
 	mu      sync.Mutex
 	closed  bool
@@ -32,9 +34,6 @@ type Dir struct {
 	flushed chan struct{}
 	syncErr error // last background flush error
 }
-
-// ShardName returns the file name of shard i: two lower-case hex digits.
-func ShardName(i int) string { return fmt.Sprintf("%02x", i) }
 
 // Open opens the state in dir, creating it first if opts.Create is set and
 // dir holds none. It validates the metadata and every shard before mapping
@@ -66,7 +65,7 @@ func (d *Dir) open(opts *Options) error {
 			return fmt.Errorf("shardfile: create %s: %w", d.path, noSpace(err))
 		}
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("shardfile: %s: %w (run 'urldedupd init')", d.path, ErrNoState)
+		return fmt.Errorf("shardfile: %s: %w", d.path, format.ErrNoState)
 	case err != nil:
 		return fmt.Errorf("shardfile: %w", err)
 	case !fi.IsDir():
@@ -88,7 +87,7 @@ func (d *Dir) open(opts *Options) error {
 			if err := d.checkNoShards(); err != nil {
 				return err
 			}
-			return fmt.Errorf("shardfile: %s: %w (run 'urldedupd init')", d.path, ErrNoState)
+			return fmt.Errorf("shardfile: %s: %w", d.path, format.ErrNoState)
 		}
 		if err := d.createLocked(opts, timeout); err != nil {
 			return err
@@ -97,10 +96,10 @@ func (d *Dir) open(opts *Options) error {
 	if d.meta, err = readMeta(d.path); err != nil {
 		return err
 	}
-	if opts.Format != nil && *opts.Format != d.meta.Format {
-		return fmt.Errorf("shardfile: %s: %w: state has signature %s, normalize %s; asked for %s, %s",
-			d.path, ErrMetaMismatch, d.meta.Format.Algorithm, d.meta.Format.Mode,
-			opts.Format.Algorithm, opts.Format.Mode)
+	if opts.Spec != nil {
+		if err := d.meta.Require(d.path, *opts.Spec); err != nil {
+			return fmt.Errorf("shardfile: %w", err)
+		}
 	}
 	return d.mapShards(opts.Warn)
 }
@@ -135,15 +134,15 @@ func (d *Dir) createLocked(opts *Options, timeout time.Duration) error {
 	if err := d.checkNoShards(); err != nil {
 		return err
 	}
-	f := DefaultFormat
-	if opts.Format != nil {
-		f = *opts.Format
+	f := format.Default
+	if opts.Spec != nil {
+		f = *opts.Spec
 	}
 	if err := createShards(d.path); err != nil {
 		return err
 	}
-	if err := writeMeta(d.path, d.lock, NewMeta(f, time.Now())); err != nil {
-		removeShards(d.path, Shards)
+	if err := writeMeta(d.path, d.lock, format.NewMeta(f, time.Now())); err != nil {
+		removeShards(d.path, format.Shards)
 		return err
 	}
 	d.created = true
@@ -187,11 +186,11 @@ func (d *Dir) relock(timeout time.Duration) error {
 }
 
 func (d *Dir) checkNoShards() error {
-	for i := 0; i < Shards; i++ {
-		p := filepath.Join(d.path, ShardName(i))
+	for i := 0; i < format.Shards; i++ {
+		p := filepath.Join(d.path, format.ShardName(i))
 		if _, err := os.Lstat(p); err == nil {
 			return fmt.Errorf("shardfile: %s: %w: %s exists but %s does not (an interrupted init, or not a urldedupd state; move it aside)",
-				d.path, ErrIncomplete, ShardName(i), MetaName)
+				d.path, ErrIncomplete, format.ShardName(i), MetaName)
 		}
 	}
 	return nil
@@ -204,9 +203,9 @@ func (d *Dir) checkNoShards() error {
 // instead of an extent conversion in the file system's journal (about 10 µs
 // a page on ext4). On failure it removes what it made.
 func createShards(dir string) error {
-	zeros := make([]byte, ShardBytes)
-	for i := 0; i < Shards; i++ {
-		p := filepath.Join(dir, ShardName(i))
+	zeros := make([]byte, format.ShardBytes)
+	for i := 0; i < format.Shards; i++ {
+		p := filepath.Join(dir, format.ShardName(i))
 		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666) // less the umask
 		if err == nil {
 			_, err = f.Write(zeros)
@@ -224,10 +223,10 @@ func createShards(dir string) error {
 	}
 	// Sync after writing them all, so the kernel can write them back
 	// together.
-	for i := 0; i < Shards; i++ {
-		p := filepath.Join(dir, ShardName(i))
+	for i := 0; i < format.Shards; i++ {
+		p := filepath.Join(dir, format.ShardName(i))
 		if err := syncFile(p); err != nil {
-			removeShards(dir, Shards)
+			removeShards(dir, format.Shards)
 			return fmt.Errorf("shardfile: create %s: %w", p, noSpace(err))
 		}
 	}
@@ -245,15 +244,15 @@ func syncFile(path string) error {
 
 func removeShards(dir string, n int) {
 	for i := 0; i < n; i++ {
-		_ = os.Remove(filepath.Join(dir, ShardName(i)))
+		_ = os.Remove(filepath.Join(dir, format.ShardName(i)))
 	}
 }
 
 // checkShards validates every shard's presence, type and size before
 // anything is mapped. A symbolic link is refused, not followed.
 func (d *Dir) checkShards() error {
-	for i := 0; i < Shards; i++ {
-		p := filepath.Join(d.path, ShardName(i))
+	for i := 0; i < format.Shards; i++ {
+		p := filepath.Join(d.path, format.ShardName(i))
 		fi, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("shardfile: %s: %w", p, ErrShardMissing)
@@ -273,9 +272,9 @@ func checkShardInfo(path string, fi os.FileInfo) error {
 		return fmt.Errorf("shardfile: %s: %w: mode %v (a shard must be a regular file inside the state directory; links are not followed)",
 			path, ErrNotRegular, fi.Mode())
 	}
-	if fi.Size() != ShardBytes {
+	if fi.Size() != format.ShardBytes {
 		return fmt.Errorf("shardfile: %s: %w: %d bytes, mode %v (want a regular file of %d bytes)",
-			path, ErrShardSize, fi.Size(), fi.Mode(), ShardBytes)
+			path, format.ErrShardSize, fi.Size(), fi.Mode(), format.ShardBytes)
 	}
 	return nil
 }
@@ -290,7 +289,7 @@ func (d *Dir) mapShards(warn func(error)) error {
 	}
 	var left unallocated
 	for i := range d.maps {
-		p := filepath.Join(d.path, ShardName(i))
+		p := filepath.Join(d.path, format.ShardName(i))
 		f, err := openNoFollow(p, flag)
 		if err != nil {
 			return fmt.Errorf("shardfile: %w", err)
@@ -322,7 +321,7 @@ func mapShard(f *os.File, path string, prot int, readOnly bool, left *unallocate
 			return nil, err
 		}
 	}
-	m, err := mmap.MapRegion(f, ShardBytes, prot, 0, 0)
+	m, err := mmap.MapRegion(f, format.ShardBytes, prot, 0, 0)
 	if err != nil {
 		return nil, fmt.Errorf("shardfile: map %s: %w", path, err)
 	}

@@ -3,32 +3,14 @@ package shardfile
 import "errors"
 
 var (
-	// ErrNoState is returned by Open when the directory holds no state and
-	// Options.Create is not set.
-	ErrNoState = errors.New("no urldedupd state")
 	// ErrNotDir is returned when the state path exists but is not a
 	// directory.
 	ErrNotDir = errors.New("not a directory")
 	// ErrIncomplete is returned when shard files exist without metadata:
 	// an interrupted creation, or a directory that is not a urldedupd state.
 	ErrIncomplete = errors.New("shard files without metadata")
-	// ErrMetaCorrupt is returned when the metadata file cannot be parsed or
-	// its checksum does not match.
-	ErrMetaCorrupt = errors.New("corrupt metadata")
-	// ErrFormatVersion is returned for a metadata format version this build
-	// does not know.
-	ErrFormatVersion = errors.New("unknown state format version")
-	// ErrLayout is returned for a layout, shard count, shard size or bit
-	// order this build does not know.
-	ErrLayout = errors.New("unknown state layout")
-	// ErrMetaMismatch is returned when the state's signature algorithm or
-	// normalization differs from what the caller asked for.
-	ErrMetaMismatch = errors.New("state format differs from the one asked for")
 	// ErrShardMissing is returned when a shard file is missing.
 	ErrShardMissing = errors.New("shard file missing")
-	// ErrShardSize is returned when a shard file is not exactly ShardBytes
-	// long, or is not a regular file.
-	ErrShardSize = errors.New("shard file has the wrong size")
 	// ErrNotRegular is returned when a shard or the metadata is not a
 	// regular file: a symbolic link (never followed, wherever it points),
 	// a directory, a device or a FIFO.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
@@ -17,21 +18,21 @@ func ExampleOpen() {
 
 	// Nothing there yet.
 	_, err := shardfile.Open(dir, nil)
-	fmt.Println(errors.Is(err, shardfile.ErrNoState))
+	fmt.Println(errors.Is(err, format.ErrNoState))
 
 	// Create it, asking for raw-byte signatures.
-	f := &shardfile.Format{Algorithm: signature.IEEE, Mode: signature.None}
-	d, err := shardfile.Open(dir, &shardfile.Options{Create: true, Format: f})
+	f := &format.Spec{Algorithm: signature.IEEE, Mode: signature.None}
+	d, err := shardfile.Open(dir, &shardfile.Options{Create: true, Spec: f})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(d.Created(), d.Meta().Format.Mode, len(d.Shard(0xff)))
+	fmt.Println(d.Created(), d.Meta().Spec.Mode, len(d.Shard(0xff)))
 	d.Close()
 
 	// Asking for another format is refused.
-	_, err = shardfile.Open(dir, &shardfile.Options{Format: &shardfile.DefaultFormat})
-	fmt.Println(errors.Is(err, shardfile.ErrMetaMismatch))
+	_, err = shardfile.Open(dir, &shardfile.Options{Spec: &format.Default})
+	fmt.Println(errors.Is(err, format.ErrMismatch))
 	// Output:
 	// true
 	// true none 2097152

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"unsafe"
+
+	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
 // Fault returns the error for r, a value recovered from a panic, when r is
@@ -25,7 +27,7 @@ func (d *Dir) Fault(r any) error {
 		}
 		start := uintptr(unsafe.Pointer(unsafe.SliceData(m)))
 		if addr >= start && addr-start < uintptr(len(m)) {
-			return fmt.Errorf("shardfile: %s: %w", filepath.Join(d.path, ShardName(i)), ErrFault)
+			return fmt.Errorf("shardfile: %s: %w", filepath.Join(d.path, format.ShardName(i)), ErrFault)
 		}
 	}
 	return nil

@@ -3,30 +3,20 @@ package shardfile
 import (
 	"time"
 
-	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/format"
 )
-
-// Format is what a state's bits mean: how URLs were signed.
-type Format struct {
-	Algorithm signature.Algorithm
-	Mode      signature.Mode
-}
-
-// DefaultFormat is what a state is created with when the caller names none:
-// CRC32 (IEEE) over Safe-normalized URLs.
-var DefaultFormat = Format{Algorithm: signature.IEEE, Mode: signature.Safe}
 
 // Options configure Open. A nil *Options is the same as DefaultOptions.
 type Options struct {
 	// Create makes a new state when the directory holds none, creating the
-	// directory itself if needed. When false, Open returns ErrNoState.
+	// directory itself if needed. When false, Open returns format.ErrNoState.
 	Create bool
 
-	// Format, when non-nil, is the format the caller requires: Open returns
-	// ErrMetaMismatch for a state with another one, and Create uses it.
+	// Spec, when non-nil, is the format the caller requires: Open returns
+	// format.ErrMismatch for a state of another one, and Create uses it.
 	// When nil, any existing format is accepted and a new state gets
-	// DefaultFormat.
-	Format *Format
+	// format.Default.
+	Spec *format.Spec
 
 	// ReadOnly maps the shards read-only and opens no file for writing, so
 	// a state on read-only storage can still be tested and counted.

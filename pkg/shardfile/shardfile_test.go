@@ -14,14 +14,15 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
-func create(t *testing.T, f *shardfile.Format) string {
+func create(t *testing.T, f *format.Spec) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "state")
-	d, err := shardfile.Open(dir, &shardfile.Options{Create: true, Format: f})
+	d, err := shardfile.Open(dir, &shardfile.Options{Create: true, Spec: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,11 +63,11 @@ func digest(t *testing.T, dir string) string {
 }
 
 func TestCreateAndReopen(t *testing.T) {
-	f := &shardfile.Format{Algorithm: signature.Castagnoli, Mode: signature.None}
+	f := &format.Spec{Algorithm: signature.Castagnoli, Mode: signature.None}
 	dir := create(t, f)
-	for i := 0; i < shardfile.Shards; i++ {
-		fi, err := os.Stat(filepath.Join(dir, shardfile.ShardName(i)))
-		if err != nil || fi.Size() != shardfile.ShardBytes {
+	for i := 0; i < format.Shards; i++ {
+		fi, err := os.Stat(filepath.Join(dir, format.ShardName(i)))
+		if err != nil || fi.Size() != format.ShardBytes {
 			t.Fatalf("shard %d: %v, %v", i, fi, err)
 		}
 	}
@@ -75,32 +76,14 @@ func TestCreateAndReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if d.Created() || d.Meta().Format != *f || d.Meta().Version != shardfile.FormatVersion {
+	if d.Created() || d.Meta().Spec != *f || d.Meta().Version != format.Version {
 		t.Fatalf("reopened: created=%v meta=%+v", d.Created(), d.Meta())
 	}
-	if len(d.Shard(0xff)) != shardfile.ShardBytes {
+	if len(d.Shard(0xff)) != format.ShardBytes {
 		t.Fatalf("shard ff maps %d bytes", len(d.Shard(0xff)))
 	}
 	if err := d.Sync(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestMetaGolden(t *testing.T) {
-	golden, err := os.ReadFile("testdata/meta-v1.golden")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m shardfile.Meta
-	if err := m.UnmarshalText(golden); err != nil {
-		t.Fatal(err)
-	}
-	if m.Format != shardfile.DefaultFormat || m.Created.Format(time.RFC3339) != "2026-11-22T14:00:00Z" {
-		t.Fatalf("decoded %+v", m)
-	}
-	out, _ := m.MarshalText()
-	if !bytes.Equal(out, golden) {
-		t.Fatalf("MarshalText =\n%s\nwant\n%s", out, golden)
 	}
 }
 
@@ -124,7 +107,7 @@ func rewriteMeta(t *testing.T, dir, old, new string, fix bool) {
 }
 
 func TestOpenRefusesBadState(t *testing.T) {
-	other := &shardfile.Format{Algorithm: signature.IEEE, Mode: signature.None}
+	other := &format.Spec{Algorithm: signature.IEEE, Mode: signature.None}
 	tests := []struct {
 		name   string
 		break_ func(t *testing.T, dir string)
@@ -134,10 +117,10 @@ func TestOpenRefusesBadState(t *testing.T) {
 	}{
 		{"truncated shard", func(t *testing.T, dir string) {
 			os.Truncate(filepath.Join(dir, "7f"), 1<<20)
-		}, nil, shardfile.ErrShardSize, "/7f"},
+		}, nil, format.ErrShardSize, "/7f"},
 		{"grown shard", func(t *testing.T, dir string) {
-			os.Truncate(filepath.Join(dir, "00"), shardfile.ShardBytes+1)
-		}, nil, shardfile.ErrShardSize, "/00"},
+			os.Truncate(filepath.Join(dir, "00"), format.ShardBytes+1)
+		}, nil, format.ErrShardSize, "/00"},
 		{"missing shard", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, "a0"))
 		}, nil, shardfile.ErrShardMissing, "/a0"},
@@ -166,7 +149,7 @@ func TestOpenRefusesBadState(t *testing.T) {
 			p := filepath.Join(dir, shardfile.MetaName)
 			b, _ := os.ReadFile(p)
 			os.WriteFile(p, append(bytes.Repeat([]byte("#"), 4097-len(b)), b...), 0o644)
-		}, nil, shardfile.ErrMetaCorrupt, "over 4096 bytes is too large"},
+		}, nil, format.ErrCorrupt, "over 4096 bytes is too large"},
 		{"metadata is a FIFO", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, shardfile.MetaName))
 			unix.Mkfifo(filepath.Join(dir, shardfile.MetaName), 0o644)
@@ -177,21 +160,21 @@ func TestOpenRefusesBadState(t *testing.T) {
 		}, nil, shardfile.ErrNotRegular, shardfile.MetaName},
 		{"future version", func(t *testing.T, dir string) {
 			rewriteMeta(t, dir, "urldedupd-state 1", "urldedupd-state 2", true)
-		}, nil, shardfile.ErrFormatVersion, shardfile.MetaName},
+		}, nil, format.ErrVersion, shardfile.MetaName},
 		{"bad checksum", func(t *testing.T, dir string) {
 			rewriteMeta(t, dir, "normalize safe", "normalize none", false)
-		}, nil, shardfile.ErrMetaCorrupt, shardfile.MetaName},
+		}, nil, format.ErrCorrupt, shardfile.MetaName},
 		{"unknown layout", func(t *testing.T, dir string) {
 			rewriteMeta(t, dir, "bitmap-1bit", "bloom-k3", true)
-		}, nil, shardfile.ErrLayout, shardfile.MetaName},
+		}, nil, format.ErrLayout, shardfile.MetaName},
 		{"unknown signature", func(t *testing.T, dir string) {
 			rewriteMeta(t, dir, "signature crc32", "signature md5", true)
-		}, nil, shardfile.ErrLayout, shardfile.MetaName},
+		}, nil, format.ErrLayout, shardfile.MetaName},
 		{"empty metadata", func(t *testing.T, dir string) {
 			os.WriteFile(filepath.Join(dir, shardfile.MetaName), nil, 0o644)
-		}, nil, shardfile.ErrMetaCorrupt, shardfile.MetaName},
-		{"format mismatch", func(t *testing.T, dir string) {}, &shardfile.Options{Format: other},
-			shardfile.ErrMetaMismatch, "normalize safe"},
+		}, nil, format.ErrCorrupt, shardfile.MetaName},
+		{"format mismatch", func(t *testing.T, dir string) {}, &shardfile.Options{Spec: other},
+			format.ErrMismatch, "normalize safe"},
 		{"shards without metadata", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, shardfile.MetaName))
 		}, &shardfile.Options{Create: true}, shardfile.ErrIncomplete, shardfile.MetaName},
@@ -231,14 +214,14 @@ func linkOutside(t *testing.T, dir, name string) {
 
 func TestOpenMissingAndNotDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "none")
-	if _, err := shardfile.Open(dir, nil); !errors.Is(err, shardfile.ErrNoState) {
+	if _, err := shardfile.Open(dir, nil); !errors.Is(err, format.ErrNoState) {
 		t.Fatalf("missing dir: %v", err)
 	}
 	if _, err := os.Stat(dir); err == nil {
 		t.Fatal("Open without Create made the directory")
 	}
 	os.Mkdir(dir, 0o755)
-	if _, err := shardfile.Open(dir, nil); !errors.Is(err, shardfile.ErrNoState) {
+	if _, err := shardfile.Open(dir, nil); !errors.Is(err, format.ErrNoState) {
 		t.Fatalf("empty dir: %v", err)
 	}
 	file := filepath.Join(t.TempDir(), "file")
@@ -258,7 +241,7 @@ func TestReadOnly(t *testing.T) {
 	if !d.ReadOnly() || d.Shard(3)[100] != 0 {
 		t.Fatal("read-only open")
 	}
-	if _, err := shardfile.Open(filepath.Join(t.TempDir(), "x"), &shardfile.Options{Create: true, ReadOnly: true}); !errors.Is(err, shardfile.ErrNoState) {
+	if _, err := shardfile.Open(filepath.Join(t.TempDir(), "x"), &shardfile.Options{Create: true, ReadOnly: true}); !errors.Is(err, format.ErrNoState) {
 		t.Fatalf("read-only create: %v", err)
 	}
 }
@@ -469,9 +452,9 @@ func TestSparseShardIsFilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.WriteAt([]byte{0x80}, 12345) // one real byte among the holes
-	f.Truncate(shardfile.ShardBytes)
+	f.Truncate(format.ShardBytes)
 	f.Close()
-	if n := allocated(t, p); n >= shardfile.ShardBytes {
+	if n := allocated(t, p); n >= format.ShardBytes {
 		t.Fatalf("test set-up: %d bytes allocated, not sparse", n)
 	}
 	ro, err := shardfile.Open(dir, &shardfile.Options{ReadOnly: true})
@@ -479,7 +462,7 @@ func TestSparseShardIsFilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	ro.Close()
-	if n := allocated(t, p); n >= shardfile.ShardBytes {
+	if n := allocated(t, p); n >= format.ShardBytes {
 		t.Fatalf("a read-only Open allocated the shard (%d bytes)", n)
 	}
 	d, err := shardfile.Open(dir, nil)
@@ -487,10 +470,10 @@ func TestSparseShardIsFilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if n := allocated(t, p); n < shardfile.ShardBytes {
-		t.Fatalf("after a writable Open: %d of %d bytes allocated", n, shardfile.ShardBytes)
+	if n := allocated(t, p); n < format.ShardBytes {
+		t.Fatalf("after a writable Open: %d of %d bytes allocated", n, format.ShardBytes)
 	}
-	if b := d.Shard(0x5a); b[12345] != 0x80 || b[12344] != 0 || b[shardfile.ShardBytes-1] != 0 {
+	if b := d.Shard(0x5a); b[12345] != 0x80 || b[12344] != 0 || b[format.ShardBytes-1] != 0 {
 		t.Fatal("filling changed the content")
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
 // ErrExists is returned by Snapshot when the destination already exists.
@@ -51,10 +53,10 @@ func (d *Dir) Snapshot(dst string) (err error) {
 		tf.Close() // drops the lock, after the removal
 	}()
 	for i, m := range d.maps {
-		p := filepath.Join(tmp, ShardName(i))
+		p := filepath.Join(tmp, format.ShardName(i))
 		if err := writeFileSync(p, m); err != nil {
 			if isBadAddress(err) { // write(2) from a mapping that lost its pages
-				return fmt.Errorf("shardfile: snapshot: %s: %w", filepath.Join(d.path, ShardName(i)), ErrFault)
+				return fmt.Errorf("shardfile: snapshot: %s: %w", filepath.Join(d.path, format.ShardName(i)), ErrFault)
 			}
 			return fmt.Errorf("shardfile: snapshot %s: %w", p, noSpace(err))
 		}

@@ -3,6 +3,8 @@ package shardfile
 import (
 	"fmt"
 	"os"
+
+	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
 // allocateFn allocates a shard's blocks: allocate, replaced in tests to
@@ -29,10 +31,10 @@ type unallocated struct {
 // request, see package bitcheck).
 func fillSparse(f *os.File, path string, fi os.FileInfo, left *unallocated) error {
 	n := allocatedBytes(fi)
-	if n >= ShardBytes {
+	if n >= format.ShardBytes {
 		return nil
 	}
-	err := allocateFn(f, ShardBytes)
+	err := allocateFn(f, format.ShardBytes)
 	switch {
 	case err == nil:
 		return nil
@@ -44,11 +46,11 @@ func fillSparse(f *os.File, path string, fi os.FileInfo, left *unallocated) erro
 		return nil
 	}
 	return fmt.Errorf("shardfile: %s: %w: %d of %d bytes allocated; fallocate: %v (copy it with cp --sparse=never, or free space)",
-		path, ErrSparse, n, ShardBytes, err)
+		path, ErrSparse, n, format.ShardBytes, err)
 }
 
 // warning is what Options.Warn is given: one error for all the shards.
 func (u *unallocated) warning(dir string) error {
 	return fmt.Errorf("shardfile: %s: %w: %d of %d shards (the first %s: %d of %d bytes allocated; fallocate: %v); a bit set when the disk is full is then an error for its request, not a crash",
-		dir, ErrUnallocated, u.shards, Shards, u.first, u.allocated, ShardBytes, u.err)
+		dir, ErrUnallocated, u.shards, format.Shards, u.first, u.allocated, format.ShardBytes, u.err)
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
 // A writable Open of a state with sparse shards, fallocate failing as a
@@ -27,7 +29,7 @@ func TestSparseShardWhenFallocateFails(t *testing.T) {
 	d.Close()
 	sparse := []int{0x07, 0x5a, 0xff}
 	for _, i := range sparse {
-		p := filepath.Join(dir, ShardName(i))
+		p := filepath.Join(dir, format.ShardName(i))
 		if err := os.Remove(p); err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +38,7 @@ func TestSparseShardWhenFallocateFails(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.WriteAt([]byte{0x80}, 100)
-		f.Truncate(ShardBytes)
+		f.Truncate(format.ShardBytes)
 		f.Close()
 	}
 	defer func(old func(*os.File, int64) error) { allocateFn = old }(allocateFn)

@@ -1,4 +1,4 @@
-package shardfile_test
+package format_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
 // FuzzMeta feeds the metadata parser arbitrary files: it never panics,
@@ -22,10 +22,10 @@ func FuzzMeta(f *testing.F) {
 	f.Add([]byte("\nchecksum "))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var m shardfile.Meta
+		var m format.Meta
 		err := m.UnmarshalText(data)
 		if err != nil {
-			if !errors.Is(err, shardfile.ErrMetaCorrupt) && !errors.Is(err, shardfile.ErrFormatVersion) && !errors.Is(err, shardfile.ErrLayout) {
+			if !errors.Is(err, format.ErrCorrupt) && !errors.Is(err, format.ErrVersion) && !errors.Is(err, format.ErrLayout) {
 				t.Fatalf("error without a sentinel: %v", err)
 			}
 			return
@@ -34,11 +34,11 @@ func FuzzMeta(f *testing.F) {
 		if err != nil {
 			t.Fatalf("accepted %q but cannot write it back: %v", data, err)
 		}
-		var again shardfile.Meta
+		var again format.Meta
 		if err := again.UnmarshalText(out); err != nil {
 			t.Fatalf("accepted %q, wrote %q, which is refused: %v", data, out, err)
 		}
-		if !again.Created.Equal(m.Created.Truncate(time.Second)) || again.Format != m.Format || again.Layout != m.Layout {
+		if !again.Created.Equal(m.Created.Truncate(time.Second)) || again.Spec != m.Spec || again.Sizes != m.Sizes || again.KeyID != m.KeyID {
 			t.Fatalf("round trip changed %+v into %+v", m, again)
 		}
 	})

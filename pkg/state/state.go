@@ -1,0 +1,214 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/format"
+	"github.com/urldedupd/urldedupd/pkg/redisstate"
+	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/signature"
+)
+
+// Decider is what front ends decide against: batches of signatures, and
+// how to ask for them.
+type Decider interface {
+	bitcheck.Decider
+	// InFlight is how many batches a front end keeps in flight: 0 when
+	// the decider answers at once, in this process (decide each input as
+	// it comes); n ≥ 1 when it answers over a network (keep n batches in
+	// flight, answers in order).
+	InFlight() int
+}
+
+// Options configure Open. A nil *Options is the zero Options: open an
+// existing state, any format, read-write.
+type Options struct {
+	// Create makes a new state when there is none (a directory with its
+	// parents; in Redis, the metadata key by SET NX). Without it, Open
+	// returns format.ErrNoState.
+	Create bool
+	// Spec, when set, is the format required (format.ErrMismatch for a
+	// state of another) and the one Create makes (nil: format.Default).
+	Spec *format.Spec
+	// ReadOnly opens a directory read-only, so that a state on read-only
+	// storage can be tested and counted. Redis is never read-only.
+	ReadOnly bool
+	// Local is how a directory, or a remote state's local cache, is
+	// opened: its LockTimeout, FlushInterval and Warn. Its Create, Spec
+	// and ReadOnly are set from the fields above.
+	Local shardfile.Options
+	// Remote configures a state in Redis; it is ignored for a directory.
+	Remote RemoteOptions
+}
+
+// RemoteOptions configure a state in Redis.
+type RemoteOptions struct {
+	Prefix   string             // key prefix; "" is redisstate's default, "urldedupd"
+	OnError  redisstate.OnError // what a batch Redis did not decide becomes
+	Replicas int                // replicas every batch waits for (WAIT); 0: none
+	Timeout  time.Duration      // per batch, retries included; 0: redisstate's default
+	// InFlight is how many batches front ends keep in flight; 0 means
+	// DefaultInFlight.
+	InFlight int
+	// Cache, when set, is a local state directory that answers known
+	// duplicates without asking Redis (redisstate.Cached). It is created
+	// with the Redis state's format if it does not exist.
+	Cache string
+}
+
+// DefaultInFlight is the batches in flight to a remote state when
+// RemoteOptions.InFlight is zero.
+const DefaultInFlight = 4
+
+// State is an open state: a directory, or Redis with or without a local
+// cache. It is safe for concurrent use; Close must not race with its use.
+type State struct {
+	dir      *shardfile.Dir // the directory, or the remote state's local cache
+	set      *bitcheck.Set  // over dir
+	redis    *redisstate.Redis
+	decider  bitcheck.Decider
+	meta     format.Meta
+	where    string
+	inFlight int
+}
+
+// IsRemote reports whether where names a state in Redis rather than a
+// directory.
+func IsRemote(where string) bool {
+	for _, p := range []string{"redis://", "rediss://", "redis-cluster://", "rediss-cluster://"} {
+		if strings.HasPrefix(where, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Open opens the state at where: a directory, or a Redis address (see
+// IsRemote). On any error it closes what it opened.
+func Open(ctx context.Context, where string, opts *Options) (*State, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if IsRemote(where) {
+		return openRemote(ctx, where, opts)
+	}
+	d, err := shardfile.Open(where, opts.dirOptions(opts.Spec, opts.ReadOnly))
+	if err != nil {
+		return nil, err
+	}
+	set := bitcheck.New(d)
+	return &State{dir: d, set: set, decider: set, meta: d.Meta(), where: where}, nil
+}
+
+func (o *Options) dirOptions(spec *format.Spec, readOnly bool) *shardfile.Options {
+	d := o.Local
+	d.Create, d.Spec, d.ReadOnly = o.Create && !readOnly, spec, readOnly
+	return &d
+}
+
+func openRemote(ctx context.Context, addr string, opts *Options) (*State, error) {
+	ro := opts.Remote
+	r, err := redisstate.Open(ctx, addr, &redisstate.Options{
+		Prefix: ro.Prefix, Create: opts.Create, Spec: opts.Spec, OnError: ro.OnError,
+		Replicas: ro.Replicas, Timeout: ro.Timeout})
+	if err != nil {
+		return nil, err
+	}
+	s := &State{redis: r, decider: r, meta: r.Meta(), where: r.String(), inFlight: ro.InFlight}
+	if s.inFlight <= 0 {
+		s.inFlight = DefaultInFlight
+	}
+	if ro.Cache != "" {
+		// The cache must read bits as Redis does: the same format.
+		spec := s.meta.Spec
+		co := *opts
+		co.Create = true
+		d, err := shardfile.Open(ro.Cache, co.dirOptions(&spec, false))
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("state: local cache: %w", err)
+		}
+		s.dir, s.set = d, bitcheck.New(d)
+		s.decider = &redisstate.Cached{Local: s.set, Remote: r}
+	}
+	return s, nil
+}
+
+// Decide decides a batch; see bitcheck.Decider.
+func (s *State) Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
+	return s.decider.Decide(ctx, sigs, seen, dryRun)
+}
+
+// InFlight is 0 for a directory, which answers at once, and the batches to
+// keep in flight for Redis. It is the one place that says which.
+func (s *State) InFlight() int { return s.inFlight }
+
+// Fill counts the set bits.
+func (s *State) Fill(ctx context.Context) (bitcheck.Fill, error) {
+	if s.redis != nil {
+		return s.redis.Fill(ctx)
+	}
+	return s.set.Fill()
+}
+
+// Meta is the state's metadata.
+func (s *State) Meta() format.Meta { return s.meta }
+
+// Signer returns a new Signer for the state's format. A Signer is not safe
+// for concurrent use: give each goroutine its own.
+func (s *State) Signer() *signature.Signer { return s.meta.Spec.Signer() }
+
+// String says where the state is, for messages: the directory, or "redis
+// PREFIX".
+func (s *State) String() string { return s.where }
+
+// Dir returns the open directory of a local state, or nil for Redis.
+func (s *State) Dir() *shardfile.Dir {
+	if s.redis != nil {
+		return nil
+	}
+	return s.dir
+}
+
+// Created reports whether Open created the state directory's state
+// (always false for Redis, where creation is one SET NX).
+func (s *State) Created() bool { return s.redis == nil && s.dir.Created() }
+
+// Redis returns the Redis state, or nil for a directory.
+func (s *State) Redis() *redisstate.Redis { return s.redis }
+
+// Assumed returns how many URLs were answered new without Redis deciding
+// them (redisstate.AssumeNew); 0 for a directory.
+func (s *State) Assumed() uint64 {
+	if s.redis == nil {
+		return 0
+	}
+	return s.redis.Assumed()
+}
+
+// Sync puts a directory (or a local cache) on disk; Redis keeps its own.
+func (s *State) Sync() error {
+	if s.dir == nil {
+		return nil
+	}
+	return s.dir.Sync()
+}
+
+// Close closes the connections and the directory, gathering their errors.
+func (s *State) Close() error {
+	var err error
+	if s.redis != nil {
+		err = s.redis.Close()
+	}
+	if s.dir != nil {
+		err = errors.Join(err, s.dir.Close())
+	}
+	return err
+}
+
+var _ Decider = (*State)(nil)

@@ -1,0 +1,111 @@
+package state_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/urldedupd/urldedupd/internal/redistest"
+	"github.com/urldedupd/urldedupd/pkg/format"
+	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/pkg/state"
+)
+
+func TestIsRemote(t *testing.T) {
+	for _, tt := range []struct {
+		where  string
+		remote bool
+	}{
+		{"/var/lib/urldedupd", false},
+		{"state", false},
+		{"redis-state", false}, // a directory named like a scheme, without "://"
+		{"redis://127.0.0.1:6379/0", true},
+		{"rediss://h:6380/1", true},
+		{"redis-cluster://a:7000,b:7001", true},
+		{"rediss-cluster://a:7000", true},
+	} {
+		if got := state.IsRemote(tt.where); got != tt.remote {
+			t.Errorf("IsRemote(%q) = %v, want %v", tt.where, got, tt.remote)
+		}
+	}
+}
+
+// decideTwice decides sigs twice and returns both answers as text.
+func decideTwice(t *testing.T, st *state.State, sigs []signature.Signature) string {
+	t.Helper()
+	seen := make([]bool, len(sigs))
+	var out string
+	for range 2 {
+		if err := st.Decide(context.Background(), sigs, seen, false); err != nil {
+			t.Fatal(err)
+		}
+		out += fmt.Sprint(seen)
+	}
+	return out
+}
+
+// Every kind of state answers the same, and says in InFlight whether it
+// answers at once (0: a directory) or in batches (Redis, with or without
+// a local cache).
+func TestOpenEveryKind(t *testing.T) {
+	addr := redistest.Server(t)
+	sigs := []signature.Signature{7, 0xff000001, 7, 42}
+	const want = "[false false true false][true true true true]"
+	for _, tt := range []struct {
+		name     string
+		where    string
+		remote   state.RemoteOptions
+		inFlight int
+		synced   bool
+	}{
+		{"dir", filepath.Join(t.TempDir(), "s"), state.RemoteOptions{}, 0, true},
+		{"redis", addr, state.RemoteOptions{Prefix: "plain"}, state.DefaultInFlight, false},
+		{"redis+cache", addr, state.RemoteOptions{Prefix: "cached", InFlight: 2, Cache: filepath.Join(t.TempDir(), "cache")}, 2, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := state.Open(context.Background(), tt.where, &state.Options{Create: true, Remote: tt.remote})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if st.InFlight() != tt.inFlight {
+				t.Errorf("InFlight = %d, want %d", st.InFlight(), tt.inFlight)
+			}
+			if got := decideTwice(t, st, sigs); got != want {
+				t.Errorf("answers %s, want %s", got, want)
+			}
+			fill, err := st.Fill(context.Background())
+			if err != nil || fill.Total() != 3 {
+				t.Errorf("Fill = %d bits, %v; want 3", fill.Total(), err)
+			}
+			if (st.Dir() != nil) != (tt.remote.Cache == "" && !state.IsRemote(tt.where)) || (st.Redis() != nil) != state.IsRemote(tt.where) {
+				t.Errorf("Dir %v, Redis %v for %s", st.Dir() != nil, st.Redis() != nil, tt.where)
+			}
+			if err := st.Sync(); err != nil {
+				t.Errorf("Sync: %v", err)
+			}
+		})
+	}
+}
+
+// A state of another format than the one required is the one mismatch
+// error, from a directory and from Redis alike; without Create there is
+// no state.
+func TestOpenRefuses(t *testing.T) {
+	none := format.Spec{Algorithm: signature.IEEE, Mode: signature.None}
+	for _, where := range []string{filepath.Join(t.TempDir(), "s"), redistest.Server(t)} {
+		if _, err := state.Open(context.Background(), where, nil); !errors.Is(err, format.ErrNoState) {
+			t.Errorf("%s: Open without Create = %v, want ErrNoState", where, err)
+		}
+		st, err := state.Open(context.Background(), where, &state.Options{Create: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		if _, err := state.Open(context.Background(), where, &state.Options{Spec: &none}); !errors.Is(err, format.ErrMismatch) {
+			t.Errorf("%s: Open(normalize none) = %v, want ErrMismatch", where, err)
+		}
+	}
+}
