@@ -1,12 +1,9 @@
 package main_test
 
 import (
-	"bufio"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -32,36 +29,7 @@ func TestCaptureQUICLive(t *testing.T) {
 	}
 	pcap := filepath.Join(t.TempDir(), "quic.pcap")
 	stopDump := tcpdump(t, srv, srvIf, "udp", pcap)
-	capt := exec.Command("ip", "netns", "exec", srv, binary, "--dir", state, "capture", "--iface", srvIf, "--bpf", "udp", "--all")
-	stdout, _ := capt.StdoutPipe()
-	stderr, _ := capt.StderrPipe()
-	background(t, capt)
-	var mu sync.Mutex
-	var lines []string
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			mu.Lock()
-			lines = append(lines, sc.Text())
-			mu.Unlock()
-		}
-	}()
-	errLines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			errLines <- sc.Text()
-		}
-		close(errLines)
-	}()
-	select {
-	case l := <-errLines:
-		if !strings.Contains(l, "capturing on "+srvIf) {
-			t.Fatalf("capture said %q", l)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("capture did not start")
-	}
+	capt := startCapture(t, srv, srvIf, state, "--bpf", "udp", "--all")
 
 	want := []string{"new\thttps://a.example/", "new\thttps://b.example:8443/", "dup\thttps://a.example/", "dup\thttps://b.example:8443/"}
 	for round := range 2 {
@@ -81,28 +49,9 @@ func TestCaptureQUICLive(t *testing.T) {
 			}
 		}
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		mu.Lock()
-		n := len(lines)
-		mu.Unlock()
-		if n >= len(want) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond) // a record too many would show now
-	syscall.Kill(capt.Process.Pid, syscall.SIGINT)
-	var summary string
-	for l := range errLines {
-		summary += l + "\n"
-	}
-	if err := capt.Wait(); err != nil {
-		t.Fatalf("capture exit: %v\n%s", err, summary)
-	}
-	mu.Lock()
-	got := strings.Join(lines, "\n")
-	mu.Unlock()
+	capt.waitLines(len(want)) // and a while more: a record too many would show
+	summary := capt.stop(t)
+	got := strings.Join(capt.lines(), "\n")
 	// A failed dial is tried again: a connection whose handshake failed
 	// may have shown a ClientHello that was reported; none did here if
 	// the records are exactly these.

@@ -1,16 +1,12 @@
 package main_test
 
 import (
-	"bufio"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // Live h2c: capture on the server's end of a veth while curl makes
@@ -34,36 +30,7 @@ func TestCaptureLiveH2C(t *testing.T) {
 	if out, err := exec.Command(binary, "--dir", state, "init").CombinedOutput(); err != nil {
 		t.Fatalf("init: %v %s", err, out)
 	}
-	capt := exec.Command("ip", "netns", "exec", srv, binary, "--dir", state, "capture", "--iface", srvIf, "--bpf", "tcp port 8080")
-	stdout, _ := capt.StdoutPipe()
-	stderr, _ := capt.StderrPipe()
-	background(t, capt)
-	var mu sync.Mutex
-	var lines []string
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			mu.Lock()
-			lines = append(lines, sc.Text())
-			mu.Unlock()
-		}
-	}()
-	errLines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			errLines <- sc.Text()
-		}
-		close(errLines)
-	}()
-	select {
-	case l := <-errLines:
-		if !strings.Contains(l, "capturing on "+srvIf) {
-			t.Fatalf("capture said %q", l)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("capture did not start")
-	}
+	capt := startCapture(t, srv, srvIf, state, "--bpf", "tcp port 8080")
 	waitListen(t, srv, 8080)
 
 	const base = "http://192.0.2.1:8080"
@@ -88,27 +55,9 @@ func TestCaptureLiveH2C(t *testing.T) {
 		}
 		curl(append([]string{"--http2"}, upgrade...)...)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		mu.Lock()
-		n := len(lines)
-		mu.Unlock()
-		if n >= len(want) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond)             // any late duplicates would show now
-	syscall.Kill(capt.Process.Pid, syscall.SIGINT) // ip netns exec passes it on
-	var summary string
-	for l := range errLines {
-		summary += l + "\n"
-	}
-	if err := capt.Wait(); err != nil {
-		t.Fatalf("capture exit: %v\n%s", err, summary)
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	capt.waitLines(len(want)) // and a while more: late duplicates would show
+	summary := capt.stop(t)
+	lines := capt.lines()
 	seen := map[string]bool{}
 	for _, l := range lines {
 		if seen[l] {
