@@ -1,5 +1,7 @@
 package keyed
 
+import "sync/atomic"
+
 // LocateBatch hashes every URL and sets locs[i] to urls[i]'s Loc in g. It
 // returns how many URLs could not be normalized (hashed raw). locs must be
 // at least as long as urls.
@@ -22,16 +24,17 @@ func (h *Hasher) LocateBatch(g Geometry, urls [][]byte, locs []Loc) (invalid int
 // as locs. Batches of a few hundred to a few thousand hide memory latency
 // best.
 //
-// A first pass of plain loads answers every fingerprint already present
-// (slots never change once set, so a fingerprint seen is a certain
-// duplicate) and lets the cache misses of the whole batch overlap; the
-// second pass, in input order, runs the compare-and-swaps on lines now in
-// cache.
+// It reads before it writes, in passes that let the cache misses of the
+// whole batch overlap: first one plain load of every b1 with no branch on
+// what it reads (a branch on a missing line would be mispredicted and
+// throw away the loads issued after it); then the scans of b1, now in
+// cache, touching b2 only for the URLs whose b1 is full; then those b2
+// scans. A fingerprint found is a certain duplicate (slots never change
+// once set). Only then, in input order, the rest are decided by
+// compare-and-swap on lines now cached, exactly as Decide does.
 func (t *Table) DecideBatch(locs []Loc, res []Result, dryRun bool) (c Counts) {
 	res = res[:len(locs)]
-	for i, l := range locs {
-		res[i] = t.Query(l)
-	}
+	t.queryBatch(locs, res)
 	if dryRun {
 		for _, r := range res {
 			c.add(r)
@@ -49,6 +52,34 @@ func (t *Table) DecideBatch(locs []Loc, res []Result, dryRun bool) (c Counts) {
 	t.dupN.Add(c.Dup)
 	t.fullN.Add(c.Full)
 	return c
+}
+
+// queryBatch sets res[i] to Query(locs[i]) for every i, in the passes
+// DecideBatch describes. len(res) == len(locs).
+func (t *Table) queryBatch(locs []Loc, res []Result) {
+	var touched uint32
+	for _, l := range locs {
+		touched ^= atomic.LoadUint32(&t.shards[l.Shard][l.B1&t.geo.mask][0])
+	}
+	var full uint32 // b1 full: b2 touched, answer still to come
+	for i, l := range locs {
+		b1, b2 := t.buckets(l)
+		r, done := query(b1, toSlot(l.FP))
+		if !done {
+			touched ^= atomic.LoadUint32(&b2[0])
+			full++
+		}
+		res[i] = r
+	}
+	if full != 0 {
+		for i, l := range locs {
+			if res[i] == Full {
+				_, b2 := t.buckets(l)
+				res[i], _ = query(b2, toSlot(l.FP))
+			}
+		}
+	}
+	t.touched.Store(touched)
 }
 
 func (c *Counts) add(r Result) {
