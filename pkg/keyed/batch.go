@@ -21,37 +21,54 @@ func (h *Hasher) LocateBatch(g Geometry, urls [][]byte, locs []Loc) (invalid int
 // dryRun) were called on each: of repeats within the batch the first is New
 // and the rest Dup (in a dry run they share the first one's answer). It
 // sets res[i] and returns the batch's counts. res must be at least as long
-// as locs. Batches of a few hundred to a few thousand hide memory latency
-// best.
+// as locs. Batches of a few hundred or more hide memory latency best.
 //
-// It reads before it writes, in passes that let the cache misses of the
-// whole batch overlap: first one plain load of every b1 with no branch on
-// what it reads (a branch on a missing line would be mispredicted and
-// throw away the loads issued after it); then the scans of b1, now in
-// cache, touching b2 only for the URLs whose b1 is full; then those b2
-// scans. A fingerprint found is a certain duplicate (slots never change
-// once set). Only then, in input order, the rest are decided by
-// compare-and-swap on lines now cached, exactly as Decide does.
+// It works on chunks of 512 URLs in input order, and in each reads before
+// it writes: first one plain load of every b1 with nothing else waiting on
+// it (no branch, no arithmetic: work that waits for a missing line fills
+// the CPU's window and stops the next loads from issuing), so the misses
+// of the chunk overlap; then the scans of b1, now in cache, touching b2
+// only for the URLs whose b1 is full; then those b2 scans. A fingerprint
+// found is a certain duplicate (slots never change once set). Only then,
+// in input order, the rest are decided by compare-and-swap on lines now
+// cached, exactly as Decide does.
 func (t *Table) DecideBatch(locs []Loc, res []Result, dryRun bool) (c Counts) {
 	res = res[:len(locs)]
+	if !dryRun {
+		t.mustWrite()
+	}
+	for len(locs) > 0 {
+		n := min(len(locs), batchChunk)
+		t.decideChunk(locs[:n], res[:n], dryRun, &c)
+		locs, res = locs[n:], res[n:]
+	}
+	if !dryRun {
+		t.newN.Add(c.New)
+		t.dupN.Add(c.Dup)
+		t.fullN.Add(c.Full)
+	}
+	return c
+}
+
+// batchChunk is how many URLs DecideBatch reads ahead: enough for the
+// misses to overlap, few enough that the pages of the chunk are still in
+// the TLB when it comes back to them (measured: 512 beats 4096 by a fifth).
+const batchChunk = 512
+
+func (t *Table) decideChunk(locs []Loc, res []Result, dryRun bool, c *Counts) {
 	t.queryBatch(locs, res)
 	if dryRun {
 		for _, r := range res {
 			c.add(r)
 		}
-		return c
+		return
 	}
-	t.mustWrite()
 	for i, l := range locs {
 		if res[i] != Dup {
 			res[i] = t.decide(l)
 		}
 		c.add(res[i])
 	}
-	t.newN.Add(c.New)
-	t.dupN.Add(c.Dup)
-	t.fullN.Add(c.Full)
-	return c
 }
 
 // queryBatch sets res[i] to Query(locs[i]) for every i, in the passes
@@ -63,10 +80,9 @@ func (t *Table) queryBatch(locs []Loc, res []Result) {
 	}
 	var full uint32 // b1 full: b2 touched, answer still to come
 	for i, l := range locs {
-		b1, b2 := t.buckets(l)
-		r, done := query(b1, toSlot(l.FP))
+		r, done := query(&t.shards[l.Shard][l.B1&t.geo.mask], toSlot(l.FP))
 		if !done {
-			touched ^= atomic.LoadUint32(&b2[0])
+			touched ^= atomic.LoadUint32(&t.shards[l.Shard][l.B2&t.geo.mask][0])
 			full++
 		}
 		res[i] = r
@@ -74,8 +90,7 @@ func (t *Table) queryBatch(locs []Loc, res []Result) {
 	if full != 0 {
 		for i, l := range locs {
 			if res[i] == Full {
-				_, b2 := t.buckets(l)
-				res[i], _ = query(b2, toSlot(l.FP))
+				res[i], _ = query(&t.shards[l.Shard][l.B2&t.geo.mask], toSlot(l.FP))
 			}
 		}
 	}
