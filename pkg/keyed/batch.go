@@ -24,14 +24,16 @@ func (h *Hasher) LocateBatch(g Geometry, urls [][]byte, locs []Loc) (invalid int
 // as locs. Batches of a few hundred or more hide memory latency best.
 //
 // It works on chunks of 512 URLs in input order, and in each reads before
-// it writes: first one plain load of every b1 with nothing else waiting on
-// it (no branch, no arithmetic: work that waits for a missing line fills
-// the CPU's window and stops the next loads from issuing), so the misses
-// of the chunk overlap; then the scans of b1, now in cache, touching b2
-// only for the URLs whose b1 is full; then those b2 scans. A fingerprint
-// found is a certain duplicate (slots never change once set). Only then,
-// in input order, the rest are decided by compare-and-swap on lines now
-// cached, exactly as Decide does.
+// it writes, so that the cache misses of the chunk overlap. On amd64 it
+// scans each b1 while the b1 32 URLs ahead is being fetched by a prefetch
+// instruction (a hint that returns at once). Elsewhere a first pass loads
+// one word of every b1 with nothing else waiting on it (no branch, no
+// arithmetic: work that waits for a missing line fills the CPU's window
+// and stops the next loads from issuing), then the scans run on lines in
+// cache. b2 is touched only for the URLs whose b1 is full, and scanned
+// after. A fingerprint found is a certain duplicate (slots never change
+// once set). Only then, in input order, the rest are decided by
+// compare-and-swap on lines now cached, exactly as Decide does.
 func (t *Table) DecideBatch(locs []Loc, res []Result, dryRun bool) (c Counts) {
 	res = res[:len(locs)]
 	if !dryRun {
@@ -75,12 +77,20 @@ func (t *Table) decideChunk(locs []Loc, res []Result, dryRun bool, c *Counts) {
 // DecideBatch describes. len(res) == len(locs).
 func (t *Table) queryBatch(locs []Loc, res []Result) {
 	var touched uint32
-	for _, l := range locs {
-		touched ^= atomic.LoadUint32(&t.shards[l.Shard][l.B1&t.geo.mask][0])
+	if !hasPrefetch {
+		for _, l := range locs {
+			touched ^= atomic.LoadUint32(&t.b1(l)[0])
+		}
+	}
+	for _, l := range locs[:min(prefetchAhead, len(locs))] {
+		prefetch(t.b1(l))
 	}
 	var full uint32 // b1 full: b2 touched, answer still to come
 	for i, l := range locs {
-		r, done := query(&t.shards[l.Shard][l.B1&t.geo.mask], toSlot(l.FP))
+		if j := i + prefetchAhead; j < len(locs) {
+			prefetch(t.b1(locs[j]))
+		}
+		r, done := query(t.b1(l), toSlot(l.FP))
 		if !done {
 			touched ^= atomic.LoadUint32(&t.shards[l.Shard][l.B2&t.geo.mask][0])
 			full++
@@ -96,6 +106,12 @@ func (t *Table) queryBatch(locs []Loc, res []Result) {
 	}
 	t.touched.Store(touched)
 }
+
+// prefetchAhead is how many URLs ahead of its scan queryBatch asks for b1
+// (measured at 8, 16, 32, 64: 32 best, 16 and 64 close).
+const prefetchAhead = 32
+
+func (t *Table) b1(l Loc) *bucket { return &t.shards[l.Shard][l.B1&t.geo.mask] }
 
 func (c *Counts) add(r Result) {
 	switch r {
