@@ -191,6 +191,36 @@ func TestDecideBatchIsSequential(t *testing.T) {
 	}
 }
 
+// TestBatchAllocatesNothing: the hot paths, URLs to answers, allocate
+// nothing per call (batches longer than DecideBatch's chunk included).
+func TestBatchAllocatesNothing(t *testing.T) {
+	tab := newHeapTable(t, MinTableShardBytes*64)
+	g := tab.Geometry()
+	h := NewHasher(testKey, signature.Safe)
+	urls := make([][]byte, 3*batchChunk/2)
+	for i := range urls {
+		urls[i] = testURL(nil, "z", i)
+	}
+	locs, res := make([]Loc, len(urls)), make([]Result, len(urls))
+	for _, tc := range []struct {
+		name string
+		f    func()
+	}{
+		{"LocateBatch", func() { h.LocateBatch(g, urls, locs) }},
+		{"DecideBatch", func() { tab.DecideBatch(locs, res, false) }},
+		{"DecideBatch dry", func() { tab.DecideBatch(locs, res, true) }},
+		{"Decide", func() { tab.Decide(locs[0]) }},
+		{"Query", func() { tab.Query(locs[1]) }},
+	} {
+		if n := testing.AllocsPerRun(100, tc.f); n != 0 {
+			t.Errorf("%s: %v allocations a call", tc.name, n)
+		}
+	}
+	if c := tab.Counts(); c.New == 0 || c.Dup == 0 {
+		t.Errorf("counts %+v: the calls did not decide", c)
+	}
+}
+
 // TestOverflow fills a table of two buckets a shard until every URL is
 // answered Full: nothing distinct is ever a duplicate, and what is not
 // stored is counted.

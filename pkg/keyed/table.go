@@ -59,6 +59,7 @@ type Table struct {
 	newN     atomic.Uint64
 	dupN     atomic.Uint64
 	fullN    atomic.Uint64
+	touched  atomic.Uint32 // what DecideBatch's first loads read, kept so no compiler drops them
 }
 
 // NewTable returns a Table over shards: 256 slices of one power-of-two size

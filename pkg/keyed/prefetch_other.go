@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package keyed
+
+// hasPrefetch: without a prefetch instruction DecideBatch loads every
+// chunk's lines in a first pass of its own instead.
+const hasPrefetch = false
+
+func prefetch(*bucket) {}
