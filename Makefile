@@ -30,15 +30,11 @@ bench:
 	bash scripts/bench-quic.sh
 
 # Every fuzz target in the repository (found with grep), one after the
-# other, for FUZZTIME each; fuzz-short runs each for 10 s, for CI.
+# other, for FUZZTIME each (scripts/fuzz.sh); fuzz-short runs each for 10 s,
+# for CI.
 FUZZTIME ?= 60s
 fuzz:
-	@for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
-	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
-	    echo "== $$t in $$(dirname $$f) for $(FUZZTIME)"; \
-	    $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./$$(dirname $$f) || exit 1; \
-	  done; \
-	done
+	@FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
 
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=10s
