@@ -2,8 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -16,28 +21,65 @@ import (
 type initOptions struct {
 	normalize string
 	signature string
+	layout    string
+	capacity  uint64
+	falseDup  float64
+	size      string
+	keyFile   string
 }
 
 func (o *initOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.layout, "layout", "bitmap", "layout: bitmap (the patent's: one bit per CRC32) or keyed (keyed fingerprints: no forgeable collisions, far fewer false duplicates)")
 	fs.StringVar(&o.normalize, "normalize", "safe", "URL normalization: safe (RFC 3986 6.2.2-6.2.3) or none (raw bytes)")
-	fs.StringVar(&o.signature, "signature", "crc32", "signature: crc32 (IEEE, as zlib) or crc32c (Castagnoli)")
+	fs.StringVar(&o.signature, "signature", "", "bitmap signature: crc32 (IEEE, as zlib; the default) or crc32c (Castagnoli); keyed is always siphash-2-4")
+	fs.Uint64Var(&o.capacity, "capacity", 0, "plan the state for this many distinct URLs (with --false-dup); keyed picks its size from it")
+	fs.Float64Var(&o.falseDup, "false-dup", 0, "with --capacity: the largest chance, at that capacity, that a new URL is reported a duplicate (default 1e-6)")
+	fs.StringVar(&o.size, "size", "", "keyed: the state's size, 256 shards of a power of two from 2 MiB to 1 GiB (512MiB, 8GiB, or bytes); bitmap is always 512MiB")
+	fs.StringVar(&o.keyFile, "key-file", "", "keyed: take the secret key from this file (mode 0600), to share one key among states to be merged; a file that does not exist is written with the state's key")
 }
 
 func newInitCommand(g *globalOptions) *cobra.Command {
 	o := &initOptions{}
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Create the state directory (256 shard files of 2 MiB and the metadata)",
-		Long: `Create the state: 256 shard files 00..ff of exactly 2 MiB each, written as
-real zeros, and urldedupd.meta recording the signature and normalization.
-Both are fixed for the life of the state. Other commands create a state with
-the defaults on first use; init is for choosing other settings, or for
-paying the creation cost (writing 512 MiB) up front.
+		Short: "Create the state: choose its layout, signature, normalization and size",
+		Long: `Create the state: 256 shard files 00..ff, written as real zeros, and
+urldedupd.meta recording the format. The format is fixed for the life of
+the state. Other commands create a default state (bitmap, 512 MiB) on first
+use; init is for choosing other settings, or for paying the creation cost up
+front.
 
-If the state exists already with the same settings, init says so and
+Layouts:
+  bitmap  the patent's: one bit per CRC32 value, 256 shards of 2 MiB. Any
+          tool can find a URL's bit with zlib's CRC32. The chance that a new
+          URL is reported a duplicate is the fill: n/2^32 after n URLs
+          (0.23% at 10M, 2.3% at 100M), and anyone can forge a URL whose
+          CRC32 equals a URL already seen, hiding it.
+  keyed   32-bit fingerprints in 64-byte buckets, placed by SipHash-2-4
+          under a secret key made at init (in the state directory, mode
+          0600, never printed; in Redis, in the metadata key). A decision is
+          one compare-and-swap on at most two cache lines. In 512 MiB:
+          about 3e-10 false duplicates at 10M URLs and 3e-9 at 100M; past
+          its capacity a URL whose buckets are full is answered new but not
+          stored (stats shows the chance). No collision can be forged
+          without the key.
+
+--capacity N --false-dup P sizes a keyed state for N distinct URLs with at
+most a P chance that the next new one is reported a duplicate (and at most
+1e-4 that it is not stored), and refuses what it cannot meet; on a bitmap it
+only checks the plan. --size sets the size directly. stats measures the
+state against the plan.
+
+States to be merged must share a key: make the first with --key-file F (F
+is written, mode 0600) and copy F to the other sensors for their init.
+
+If the state exists already with the settings asked, init says so and
 succeeds; with other settings it fails.`,
 		Example: `  urldedupd init
-  urldedupd --dir /var/lib/urldedupd init --normalize none --signature crc32c`,
+  urldedupd --dir /var/lib/urldedupd init --normalize none --signature crc32c
+  urldedupd --dir /var/lib/urldedupd init --layout keyed --capacity 100000000 --false-dup 1e-6
+  urldedupd --dir /srv/sensor1 init --layout keyed --size 8GiB --key-file /etc/urldedupd/fleet.key
+  urldedupd --backend redis://127.0.0.1:6379/0 init --layout keyed`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runInit(cmd.Context(), g, o, cmd.OutOrStdout())
@@ -47,28 +89,137 @@ succeeds; with other settings it fails.`,
 	return cmd
 }
 
-func runInit(ctx context.Context, g *globalOptions, o *initOptions, out io.Writer) error {
+// request turns the flags into what the new state is asked to be.
+func (o *initOptions) request() (state.Init, error) {
+	var in state.Init
+	layout, err := format.ParseLayout(o.layout)
+	if err != nil {
+		return in, fmt.Errorf("--layout: %w", err)
+	}
 	mode, err := signature.ParseMode(o.normalize)
 	if err != nil {
-		return usageError(err)
+		return in, fmt.Errorf("--normalize: %w", err)
 	}
-	alg, err := signature.ParseAlgorithm(o.signature)
+	in.Spec = format.Spec{Layout: layout, Mode: mode}
+	switch {
+	case layout == format.Keyed && o.signature != "" && o.signature != signature.SipHash.String():
+		return in, fmt.Errorf("--signature %s: the keyed layout signs with %s", o.signature, signature.SipHash)
+	case layout == format.Keyed:
+		in.Spec.Algorithm = signature.SipHash
+	case o.signature != "":
+		if in.Spec.Algorithm, err = signature.ParseAlgorithm(o.signature); err != nil || in.Spec.Algorithm.Keyed() {
+			return in, fmt.Errorf("--signature %s: the bitmap layout signs with crc32 or crc32c", o.signature)
+		}
+	}
+	if o.keyFile != "" && layout != format.Keyed {
+		return in, errors.New("--key-file: only the keyed layout has a key")
+	}
+	if o.size != "" {
+		if in.Size, err = parseBytes(o.size); err != nil {
+			return in, fmt.Errorf("--size: %w", err)
+		}
+	}
+	in.Capacity, in.FalseDup = o.capacity, o.falseDup
+	if o.falseDup != 0 && o.capacity == 0 {
+		return in, errors.New("--false-dup: give --capacity too")
+	}
+	if o.capacity != 0 && o.falseDup == 0 {
+		in.FalseDup = 1e-6
+	}
+	return in, nil
+}
+
+func runInit(ctx context.Context, g *globalOptions, o *initOptions, out io.Writer) error {
+	in, err := o.request()
 	if err != nil {
 		return usageError(err)
 	}
-	f := format.Spec{Algorithm: alg, Mode: mode}
-	st, err := openState(ctx, g, state.Options{Create: true, Spec: &f})
+	keyFileExists := false
+	if o.keyFile != "" {
+		k, err := format.ReadKeyFile(o.keyFile)
+		switch {
+		case err == nil:
+			in.Key, keyFileExists = &k, true
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+	}
+	want, err := in.Meta(time.Now())
 	if err != nil {
 		return err
 	}
-	if g.backend != "" {
-		fmt.Fprintf(out, "ready %s (signature %s, normalize %s)\n", st, alg, mode)
-		return st.Close()
+	st, err := openState(ctx, g, state.Options{Create: true, Spec: &want.Spec, New: &want})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	got := st.Meta()
+	if !st.Created() {
+		if err := sameAsAsked(st, in, o, want, keyFileExists); err != nil {
+			return err
+		}
+	}
+	if o.keyFile != "" && !keyFileExists {
+		// The state's key, made now or before: written for other sensors.
+		k := st.Key()
+		if err := format.WriteKeyFile(o.keyFile, *k); err != nil {
+			return err
+		}
 	}
 	verb := "exists"
-	if st.Created() {
+	switch {
+	case g.backend != "": // SET NX: made now or before, it is the one asked for
+		verb = "ready"
+	case st.Created():
 		verb = "created"
 	}
-	fmt.Fprintf(out, "%s %s (signature %s, normalize %s)\n", verb, g.dir, alg, mode)
+	fmt.Fprintf(out, "%s %s (%s)\n", verb, st, describe(got))
 	return st.Close()
+}
+
+// sameAsAsked returns an error wrapping format.ErrMismatch when the state
+// that existed differs from what the flags asked of it: its size, its plan
+// or its key. The spec was checked by Open.
+func sameAsAsked(st *state.State, in state.Init, o *initOptions, want format.Meta, keyFileExists bool) error {
+	got := st.Meta()
+	switch {
+	case (in.Size != 0 || in.Capacity != 0) && got.Sizes != want.Sizes:
+		return fmt.Errorf("%s: %w: the state has %s; asked for %s", st, format.ErrMismatch, sizeText(got.Sizes.Bytes()), sizeText(want.Sizes.Bytes()))
+	case in.Capacity != 0 && (got.Capacity != want.Capacity || got.FalseDup != want.FalseDup):
+		return fmt.Errorf("%s: %w: the state was planned for %d URLs at %g; asked for %d at %g", st, format.ErrMismatch,
+			got.Capacity, got.FalseDup, want.Capacity, want.FalseDup)
+	case keyFileExists && got.KeyID != want.KeyID:
+		return fmt.Errorf("%s: %w: key file %s has key id %s, the state key id %s", st, format.ErrMismatch, o.keyFile, want.KeyID, got.KeyID)
+	}
+	return nil
+}
+
+// describe says what a state is, for init's message; never its key.
+func describe(m format.Meta) string {
+	d := fmt.Sprintf("layout %s, signature %s, normalize %s, %s", m.Spec.Layout.Name(), m.Spec.Algorithm, m.Spec.Mode, sizeText(m.Sizes.Bytes()))
+	if m.KeyID != "" {
+		d += ", key id " + m.KeyID
+	}
+	if m.Capacity != 0 {
+		d += fmt.Sprintf(", planned for %d URLs at a false-dup chance of at most %g", m.Capacity, m.FalseDup)
+	}
+	return d
+}
+
+// parseBytes parses a size: bytes, or a number with KiB, MiB, GiB or TiB.
+func parseBytes(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		shift  uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}, {"", 0}}
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+			if err != nil || n <= 0 || n > (1<<62)>>u.shift {
+				return 0, fmt.Errorf("%q is not a size (bytes, or a whole number of KiB, MiB, GiB or TiB)", s)
+			}
+			return n << u.shift, nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not a size", s)
 }

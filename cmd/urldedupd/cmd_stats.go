@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 	"github.com/urldedupd/urldedupd/pkg/state"
@@ -29,17 +28,27 @@ func newStatsCommand(g *globalOptions) *cobra.Command {
 	o := &statsOptions{}
 	cmd := &cobra.Command{
 		Use:   "stats",
-		Short: "Show how full the bitmap is, how many URLs it holds, and the false-duplicate rate",
-		Long: `Count the bits set in every shard (reading all 512 MiB) and print the total,
-the fill ratio, the estimated number of distinct URLs (linear counting:
-n = -m ln(1 - set/m), m = 2^32), and the chance that the next new URL is
-wrongly reported as a duplicate, which is the fill ratio.
+		Short: "Show how full the state is, how many URLs it holds, and its false-duplicate and not-stored chances",
+		Long: `Measure the state (reading all of it) and print how full it is, the URLs it
+holds, and what that means for its answers, by its layout's own formula:
 
-The grid shows the bits set in each shard: row "a", column "3" is shard a3.
-Counts are compact (12k = 12,000; 3.4M = 3,400,000) out of 16.8M per shard.
-The state is opened read-only.`,
+  bitmap  bits set of 2^32; distinct URLs by linear counting
+          (n = -m ln(1 - set/m), m = 2^32); the chance that the next new URL
+          is wrongly reported a duplicate is the fill ratio.
+  keyed   slots occupied (one per URL stored, exact); the false-duplicate
+          chance is 1 - (1 - 1/(2^32-1))^c, c the fingerprints a new URL's
+          scan compares (mean bucket occupancy x (1 + full buckets)); the
+          not-stored chance is (full buckets)^2: such a URL is answered new
+          but not stored, so its repeats are answered new too.
+
+"capacity" is the plan of init --capacity, or for keyed the URLs the state
+holds before the not-stored chance reaches 1e-4; "used" is how far along it
+the state is. The grid shows the bits set (bitmap) or slots occupied
+(keyed) in each shard: row "a", column "3" is shard a3, in compact counts
+(12k = 12,000; 3.4M = 3,400,000). The state is opened read-only.`,
 		Example: `  urldedupd stats
-  urldedupd stats --json | jq .fill_ratio`,
+  urldedupd stats --json | jq .false_duplicate_chance
+  urldedupd --backend redis://127.0.0.1:6379/0 stats`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runStats(cmd.Context(), g, o, cmd.OutOrStdout())
@@ -55,56 +64,94 @@ func runStats(ctx context.Context, g *globalOptions, o *statsOptions, out io.Wri
 		return err
 	}
 	defer st.Close()
-	fill, err := st.Fill(ctx)
+	rep, err := st.Report(ctx)
 	if err != nil {
 		return err
 	}
-	m := st.Meta()
 	if o.json {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(bitcheck.NewReport(st.String(), m, fill))
+		return enc.Encode(rep)
 	}
-	writeStats(out, st.String(), m, fill)
+	writeStats(out, rep, st.Meta())
 	return nil
 }
 
-func writeStats(out io.Writer, dir string, m format.Meta, fill bitcheck.Fill) {
-	fmt.Fprintf(out, "state       %s\n", dir)
-	fmt.Fprintf(out, "format      signature %s, normalize %s, created %s\n",
-		m.Spec.Algorithm, m.Spec.Mode, m.Created.Format("2006-01-02 15:04:05 MST"))
-	fmt.Fprintf(out, "bits set    %s of %s (fill %s)\n", group(fill.Total()), group(uint64(bitcheck.Bits)), percent(fill.Ratio()))
-	if e := fill.Estimate(); math.IsInf(e, 0) {
-		fmt.Fprintf(out, "distinct    unknown: the bitmap is full\n")
+func writeStats(out io.Writer, r state.Report, m format.Meta) {
+	fmt.Fprintf(out, "state       %s\n", r.Dir)
+	fmt.Fprintf(out, "format      layout %s, signature %s, normalize %s, %s, created %s\n",
+		r.Layout, r.Signature, r.Normalize, sizeText(r.StateBytes), m.Created.Format("2006-01-02 15:04:05 MST"))
+	unit, per := "bits set per shard", m.Sizes.ShardBytes*8
+	if r.SlotsUsed != nil {
+		unit, per = "slots occupied per shard", m.Sizes.ShardBytes/4
+		fmt.Fprintf(out, "slots used  %s of %s (fill %s)\n", group(*r.SlotsUsed), group(r.Slots), percent(r.FillRatio))
+		fmt.Fprintf(out, "distinct    %s URLs stored (one slot each)\n", group(*r.SlotsUsed))
 	} else {
-		fmt.Fprintf(out, "distinct    ~%s URLs (linear counting)\n", group(uint64(math.Round(e))))
+		fmt.Fprintf(out, "bits set    %s of %s (fill %s)\n", group(*r.BitsSet), group(r.Bits), percent(r.FillRatio))
+		if r.EstimatedDistinct == nil {
+			fmt.Fprintf(out, "distinct    unknown: the bitmap is full\n")
+		} else {
+			fmt.Fprintf(out, "distinct    ~%s URLs (linear counting)\n", group(uint64(math.Round(*r.EstimatedDistinct))))
+		}
 	}
-	fmt.Fprintf(out, "false dup   %s chance that the next new URL is reported as a duplicate\n", percent(fill.Ratio()))
+	fmt.Fprintf(out, "false dup   %s chance that the next new URL is reported as a duplicate\n", chance(r.FalseDupChance))
+	if r.NotStoredChance != nil {
+		fmt.Fprintf(out, "not stored  %s chance that the next new URL finds both its buckets full (%s of buckets full): answered new, not stored\n",
+			chance(*r.NotStoredChance), percent(*r.FullBuckets))
+	}
+	switch {
+	case r.Planned:
+		fmt.Fprintf(out, "capacity    %s URLs at a false-dup chance of at most %g (planned at init); used %s\n",
+			group(r.Capacity), r.PlannedFalseDup, percent(*r.CapacityUsed))
+	case r.Capacity != 0:
+		fmt.Fprintf(out, "capacity    %s URLs before the not-stored chance reaches 1e-4; used %s\n", group(r.Capacity), percent(*r.CapacityUsed))
+	default:
+		fmt.Fprintf(out, "capacity    none planned: the false-dup chance grows with every URL (init --capacity plans one)\n")
+	}
 	lo, hi := 0, 0
-	for i, n := range fill.Shard {
-		if n < fill.Shard[lo] {
+	var total uint64
+	for i, n := range r.Shards {
+		total += n
+		if n < r.Shards[lo] {
 			lo = i
 		}
-		if n > fill.Shard[hi] {
+		if n > r.Shards[hi] {
 			hi = i
 		}
 	}
-	fmt.Fprintf(out, "\nbits set per shard (of 16.8M each): min %s in %02x, max %s in %02x, mean %s\n\n",
-		compact(fill.Shard[lo]), lo, compact(fill.Shard[hi]), hi, compact(fill.Total()/signature.Shards))
+	fmt.Fprintf(out, "\n%s (of %s each): min %s in %02x, max %s in %02x, mean %s\n\n",
+		unit, compact(uint64(per)), compact(r.Shards[lo]), lo, compact(r.Shards[hi]), hi, compact(total/signature.Shards))
 	var b strings.Builder
 	b.WriteString(" ")
 	for c := 0; c < 16; c++ {
 		fmt.Fprintf(&b, " %4x", c)
 	}
 	b.WriteString("\n")
-	for r := 0; r < 16; r++ {
-		fmt.Fprintf(&b, "%x", r)
+	for row := 0; row < 16; row++ {
+		fmt.Fprintf(&b, "%x", row)
 		for c := 0; c < 16; c++ {
-			fmt.Fprintf(&b, " %4s", compact(fill.Shard[r*16+c]))
+			fmt.Fprintf(&b, " %4s", compact(r.Shards[row*16+c]))
 		}
 		b.WriteString("\n")
 	}
 	io.WriteString(out, b.String())
+}
+
+// chance formats a probability: a percentage from 0.1%, else in
+// scientific notation (2.8e-10), so small ones stay readable.
+func chance(p float64) string {
+	if p == 0 || p >= 1e-3 {
+		return percent(p)
+	}
+	return fmt.Sprintf("%.2g", p)
+}
+
+// sizeText formats a state's size in MiB or GiB.
+func sizeText(n int64) string {
+	if n >= 1<<30 && n%(1<<30) == 0 {
+		return fmt.Sprintf("%d GiB", n>>30)
+	}
+	return fmt.Sprintf("%d MiB", n>>20)
 }
 
 // compact formats n in at most 4 characters: 999, 1.2k, 123k, 1.2M, 16M.

@@ -14,7 +14,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 	"github.com/urldedupd/urldedupd/pkg/state"
 )
@@ -379,12 +378,11 @@ func (s *Server) statsHandler(w http.ResponseWriter, r *http.Request) (int, int,
 	}
 	s.statsMu.Lock()
 	if time.Since(s.statsTime) > time.Second {
-		fill, err := s.b.Fill(r.Context())
+		rep, err := s.b.Report(r.Context())
 		if err != nil {
 			s.statsMu.Unlock()
 			return fail(w, http.StatusServiceUnavailable, "%v", err), 0, 0
 		}
-		rep := bitcheck.NewReport(s.b.String(), s.b.Meta(), fill)
 		s.stats, _ = json.Marshal(rep)
 		s.stats = append(s.stats, '\n')
 		s.statsTime = time.Now()

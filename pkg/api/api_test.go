@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/urldedupd/urldedupd/pkg/api"
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
@@ -70,8 +69,8 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("GET JSON: %d %q", code, body)
 	}
 	code, body = do(t, "GET", srv.URL+"/v1/stats", "", "")
-	var rep bitcheck.Report
-	if err := json.Unmarshal([]byte(body), &rep); code != 200 || err != nil || rep.BitsSet != 4 || len(rep.Shards) != 256 {
+	var rep state.Report
+	if err := json.Unmarshal([]byte(body), &rep); code != 200 || err != nil || rep.BitsSet == nil || *rep.BitsSet != 4 || len(rep.Shards) != 256 {
 		t.Fatalf("stats: %d %v %+v", code, err, rep)
 	}
 	if code, body = do(t, "GET", srv.URL+"/healthz", "", ""); code != 200 || body != "ok\n" {

@@ -2,14 +2,15 @@ package daemon
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/urldedupd/urldedupd/pkg/api"
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/capture"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 // metrics holds the daemon's Prometheus metrics: API counters and latency
@@ -128,15 +129,19 @@ var (
 	descH2CGivenUp  = prometheus.NewDesc("urldedupd_capture_h2c_given_up_total",
 		"h2c connections given up, by reason: frame (not HTTP/2 framing), hpack (a header block HPACK could not decode), over_cap (a header block or HPACK table over its cap), lost (bytes lost in a frame header or header block, or the memory caps).",
 		[]string{"source", "reason"}, nil)
-	descUndecided = srcDesc("undecided_total", "Requests the backend could not decide (their URLs are not recorded); capture went on.")
-	descUp        = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
-	descLost      = prometheus.NewDesc("urldedupd_event_log_lost_records_total", "Event records that could not be written (capture went on).", nil, nil)
-	descWriteErr  = prometheus.NewDesc("urldedupd_event_log_write_errors_total", "Failed writes to the event log.", nil, nil)
-	descReopen    = prometheus.NewDesc("urldedupd_event_log_reopen_failures_total", "SIGHUPs whose reopen of the event log failed.", nil, nil)
-	descStale     = prometheus.NewDesc("urldedupd_event_log_stale", "1 while the last reopen failed: events go to the file the path had before.", nil, nil)
-	descFill      = prometheus.NewDesc("urldedupd_fill_ratio", "Fraction of the 2^32 bits set: the chance a new URL is reported as a duplicate.", nil, nil)
-	descDistinct  = prometheus.NewDesc("urldedupd_estimated_distinct_urls", "Distinct URLs recorded, by linear counting.", nil, nil)
-	descBitsSet   = prometheus.NewDesc("urldedupd_bits_set", "Bits set in the bitmap.", nil, nil)
+	descUndecided  = srcDesc("undecided_total", "Requests the backend could not decide (their URLs are not recorded); capture went on.")
+	descUp         = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
+	descLost       = prometheus.NewDesc("urldedupd_event_log_lost_records_total", "Event records that could not be written (capture went on).", nil, nil)
+	descWriteErr   = prometheus.NewDesc("urldedupd_event_log_write_errors_total", "Failed writes to the event log.", nil, nil)
+	descReopen     = prometheus.NewDesc("urldedupd_event_log_reopen_failures_total", "SIGHUPs whose reopen of the event log failed.", nil, nil)
+	descStale      = prometheus.NewDesc("urldedupd_event_log_stale", "1 while the last reopen failed: events go to the file the path had before.", nil, nil)
+	descFill       = prometheus.NewDesc("urldedupd_fill_ratio", "Fraction of the state used: bits set (bitmap layout) or slots occupied (keyed layout).", nil, nil)
+	descDistinct   = prometheus.NewDesc("urldedupd_estimated_distinct_urls", "Distinct URLs recorded: by linear counting (bitmap), slots occupied (keyed).", nil, nil)
+	descBitsSet    = prometheus.NewDesc("urldedupd_bits_set", "Bits set in the bitmap (bitmap layout only).", nil, nil)
+	descFalseDup   = prometheus.NewDesc("urldedupd_false_duplicate_chance", "Chance that the next new URL is reported a duplicate, from the measured fill by the layout's formula.", nil, nil)
+	descCapUsed    = prometheus.NewDesc("urldedupd_capacity_used_ratio", "Distinct URLs recorded over the state's capacity (planned at init, or the keyed layout's own); absent for an unplanned bitmap.", nil, nil)
+	descNotStoredP = prometheus.NewDesc("urldedupd_not_stored_chance", "Keyed layout: chance that the next new URL finds both its buckets full and is answered new without being stored.", nil, nil)
+	descNotStored  = prometheus.NewDesc("urldedupd_not_stored_total", "Keyed layout: URLs this process answered new without storing them (both buckets full).", nil, nil)
 )
 
 // quicDescs describes capture.QUICStats' counters, in Counters' order:
@@ -158,14 +163,14 @@ func srcDesc(name, help string) *prometheus.Desc {
 type collector struct {
 	d        *Daemon
 	mu       sync.Mutex
-	fill     bitcheck.Fill
+	rep      state.Report
 	fillTime time.Time
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPackets, descBytes, descRequests, descNew, descDup, descParseErr,
 		descGaps, descDrops, descPanics, descOverflow, descDenied, descEvicted, descOther, descFragments, descDatagrams, descFragDrop, descMalformed, descUndecoded, descLate, descNonHTTP,
-		descRecords, descTLSNoSNI, descTLSECH, descTLSErrors, descTLSTooLarge, descH2CConns, descH2CUpgrades, descH2CGivenUp, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet} {
+		descRecords, descTLSNoSNI, descTLSECH, descTLSErrors, descTLSTooLarge, descH2CConns, descH2CUpgrades, descH2CGivenUp, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet, descFalseDup, descCapUsed, descNotStoredP, descNotStored} {
 		ch <- d
 	}
 	for _, d := range descQUIC {
@@ -252,13 +257,28 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.mu.Lock()
 	if time.Since(c.fillTime) > 10*time.Second {
-		if f, err := c.d.state.Fill(context.Background()); err == nil {
-			c.fill, c.fillTime = f, time.Now()
+		if r, err := c.d.state.Report(context.Background()); err == nil {
+			c.rep, c.fillTime = r, time.Now()
 		}
 	}
-	f := c.fill
+	r := c.rep
 	c.mu.Unlock()
-	ch <- prometheus.MustNewConstMetric(descFill, prometheus.GaugeValue, f.Ratio())
-	ch <- prometheus.MustNewConstMetric(descDistinct, prometheus.GaugeValue, f.Estimate())
-	ch <- prometheus.MustNewConstMetric(descBitsSet, prometheus.GaugeValue, float64(f.Total()))
+	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
+	gauge(descFill, r.FillRatio)
+	gauge(descFalseDup, r.FalseDupChance)
+	if r.EstimatedDistinct != nil {
+		gauge(descDistinct, *r.EstimatedDistinct)
+	} else if r.Layout != "" {
+		gauge(descDistinct, math.Inf(1))
+	}
+	if r.BitsSet != nil {
+		gauge(descBitsSet, float64(*r.BitsSet))
+	}
+	if r.CapacityUsed != nil {
+		gauge(descCapUsed, *r.CapacityUsed)
+	}
+	if r.NotStoredChance != nil {
+		gauge(descNotStoredP, *r.NotStoredChance)
+		ch <- prometheus.MustNewConstMetric(descNotStored, prometheus.CounterValue, float64(c.d.state.NotStored()))
+	}
 }

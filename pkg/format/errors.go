@@ -22,4 +22,7 @@ var (
 	// algorithm, normalization, sizes or key) differs from the one the
 	// caller asked for or from another state's it is to be combined with.
 	ErrMismatch = errors.New("state format differs from the one asked for")
+	// ErrKey is returned for a key file that cannot be read as one, or
+	// that others than its owner can read.
+	ErrKey = errors.New("bad key file")
 )

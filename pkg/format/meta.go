@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
 	"hash/crc32"
 	"strconv"
@@ -26,15 +27,24 @@ type Meta struct {
 	Spec     Spec
 	BitOrder string
 	Sizes    Sizes
-	// KeyID identifies the secret key of a keyed layout (a fingerprint,
-	// never the key). Empty for Bitmap, which has no key; no layout of
-	// this build has one.
-	KeyID   string
-	Created time.Time
+	// KeyID identifies the secret key of the Keyed layout (see KeyID; never
+	// the key). Empty for Bitmap, which has no key.
+	KeyID string
+	// Key is the Keyed layout's secret key itself, in the metadata of a
+	// state in Redis only (a state directory keeps it in its own file,
+	// mode 0600; see KeyName). Nil elsewhere.
+	Key *signature.Key
+	// Capacity and FalseDup are the plan a state was sized for at init
+	// (init --capacity N --false-dup P): the distinct URLs it should hold
+	// with a chance of at most FalseDup that the next new one is reported
+	// a duplicate. Zero when it was not planned.
+	Capacity uint64
+	FalseDup float64
+	Created  time.Time
 }
 
-// NewMeta returns the metadata of a new state of spec s, with the layout's
-// default sizes.
+// NewMeta returns the metadata of a new state of spec s, with the default
+// sizes (the Bitmap layout's, the smallest Keyed one).
 func NewMeta(s Spec, now time.Time) Meta {
 	return Meta{
 		Version: Version, Spec: s, BitOrder: BitOrder,
@@ -79,6 +89,13 @@ func (m Meta) MarshalText() ([]byte, error) {
 	fmt.Fprintf(&b, "shard-bytes %d\n", m.Sizes.ShardBytes)
 	if m.KeyID != "" {
 		fmt.Fprintf(&b, "key-id %s\n", m.KeyID)
+	}
+	if m.Key != nil {
+		fmt.Fprintf(&b, "key %x\n", m.Key[:])
+	}
+	if m.Capacity != 0 {
+		fmt.Fprintf(&b, "capacity %d\n", m.Capacity)
+		fmt.Fprintf(&b, "false-dup %s\n", strconv.FormatFloat(m.FalseDup, 'g', -1, 64))
 	}
 	fmt.Fprintf(&b, "created %s\n", m.Created.Format(time.RFC3339))
 	fmt.Fprintf(&b, "checksum %08x\n", crc32.ChecksumIEEE(b.Bytes()))
@@ -145,14 +162,61 @@ func (m *Meta) decodeFields(f map[string]string) error {
 	if m.BitOrder != BitOrder {
 		return fmt.Errorf("%w: bit order %q", ErrLayout, m.BitOrder)
 	}
+	if err := m.Spec.Layout.checkAlgorithm(m.Spec.Algorithm); err != nil {
+		return err
+	}
 	if err := m.Spec.Layout.CheckSizes(m.Sizes); err != nil {
 		return err
 	}
-	if m.KeyID != "" {
-		return fmt.Errorf("%w: layout %s has no key, but a key-id is given", ErrLayout, m.Spec.Layout)
+	if err := m.decodeKey(f); err != nil {
+		return err
+	}
+	if err := m.decodePlan(f); err != nil {
+		return err
 	}
 	if m.Created, err = time.Parse(time.RFC3339, f["created"]); err != nil {
 		return fmt.Errorf("%w: created: %v", ErrCorrupt, err)
+	}
+	return nil
+}
+
+func (m *Meta) decodeKey(f map[string]string) error {
+	keyed := m.Spec.Layout == Keyed
+	switch {
+	case !keyed && (m.KeyID != "" || f["key"] != ""):
+		return fmt.Errorf("%w: layout %s has no key, but a key is given", ErrLayout, m.Spec.Layout)
+	case keyed && !isKeyID(m.KeyID):
+		return fmt.Errorf("%w: layout %s needs a key-id of 16 hex digits, has %q", ErrCorrupt, m.Spec.Layout, m.KeyID)
+	case f["key"] == "":
+		return nil
+	}
+	var k signature.Key
+	if n, err := hex.Decode(k[:], []byte(f["key"])); err != nil || n != len(k) || len(f["key"]) != 2*len(k) {
+		return fmt.Errorf("%w: key: want %d hex digits", ErrCorrupt, 2*len(k))
+	}
+	if KeyID(k) != m.KeyID {
+		return fmt.Errorf("%w: the key does not have the key-id %s", ErrCorrupt, m.KeyID)
+	}
+	m.Key = &k
+	return nil
+}
+
+func isKeyID(s string) bool {
+	_, err := hex.DecodeString(s)
+	return len(s) == 16 && err == nil
+}
+
+func (m *Meta) decodePlan(f map[string]string) error {
+	c, p := f["capacity"], f["false-dup"]
+	if c == "" && p == "" {
+		return nil
+	}
+	var err error
+	if m.Capacity, err = strconv.ParseUint(c, 10, 64); err != nil || m.Capacity == 0 {
+		return fmt.Errorf("%w: capacity %q", ErrCorrupt, c)
+	}
+	if m.FalseDup, err = strconv.ParseFloat(p, 64); err != nil || !(m.FalseDup > 0 && m.FalseDup < 1) {
+		return fmt.Errorf("%w: false-dup %q", ErrCorrupt, p)
 	}
 	return nil
 }

@@ -31,14 +31,16 @@ func TestMetaGolden(t *testing.T) {
 }
 
 func TestLayoutNames(t *testing.T) {
-	for _, l := range []format.Layout{format.Bitmap} {
-		got, err := format.ParseLayout(l.String())
-		if err != nil || got != l {
-			t.Errorf("ParseLayout(%q) = %v, %v", l.String(), got, err)
+	for _, l := range []format.Layout{format.Bitmap, format.Keyed} {
+		for _, name := range []string{l.String(), l.Name()} {
+			got, err := format.ParseLayout(name)
+			if err != nil || got != l {
+				t.Errorf("ParseLayout(%q) = %v, %v", name, got, err)
+			}
 		}
 	}
-	if _, err := format.ParseLayout("keyed"); !errors.Is(err, format.ErrLayout) {
-		t.Errorf("ParseLayout(keyed) = %v, want ErrLayout (this build has no keyed layout)", err)
+	if _, err := format.ParseLayout("bloom"); !errors.Is(err, format.ErrLayout) {
+		t.Errorf("ParseLayout(bloom) = %v, want ErrLayout", err)
 	}
 }
 
@@ -56,6 +58,24 @@ func TestCheckSizes(t *testing.T) {
 		err := format.Bitmap.CheckSizes(tt.s)
 		if (err == nil) != tt.ok || err != nil && !errors.Is(err, format.ErrLayout) {
 			t.Errorf("CheckSizes(%+v) = %v, want ok=%v", tt.s, err, tt.ok)
+		}
+	}
+	keyed := []struct {
+		s  format.Sizes
+		ok bool
+	}{
+		{format.DefaultSizes, true},
+		{format.Sizes{Shards: 256, ShardBytes: 32 << 20}, true},
+		{format.Sizes{Shards: 256, ShardBytes: 1 << 30}, true},
+		{format.Sizes{Shards: 256, ShardBytes: 2 << 30}, false}, // past what 24 bucket bits address
+		{format.Sizes{Shards: 256, ShardBytes: 1 << 20}, false}, // under 2 MiB
+		{format.Sizes{Shards: 256, ShardBytes: 3 << 20}, false}, // not a power of two
+		{format.Sizes{Shards: 255, ShardBytes: 4 << 20}, false},
+	}
+	for _, tt := range keyed {
+		err := format.Keyed.CheckSizes(tt.s)
+		if (err == nil) != tt.ok || err != nil && !errors.Is(err, format.ErrLayout) {
+			t.Errorf("Keyed.CheckSizes(%+v) = %v, want ok=%v", tt.s, err, tt.ok)
 		}
 	}
 }
@@ -79,10 +99,20 @@ func TestMismatch(t *testing.T) {
 	if err := safe.Compatible(none); !errors.Is(err, format.ErrMismatch) {
 		t.Errorf("Compatible(other mode) = %v", err)
 	}
-	keyed := safe
-	keyed.KeyID = "k1"
-	if err := safe.Compatible(keyed); !errors.Is(err, format.ErrMismatch) || !strings.Contains(err.Error(), "keys") {
+	k1 := format.NewMeta(format.KeyedSpec(signature.Safe), now)
+	k1.KeyID = format.KeyID(signature.Key{1})
+	k2 := k1
+	k2.KeyID = format.KeyID(signature.Key{2})
+	if err := k1.Compatible(k2); !errors.Is(err, format.ErrMismatch) || !strings.Contains(err.Error(), "keys") {
 		t.Errorf("Compatible(other key) = %v", err)
+	}
+	if err := safe.Compatible(k1); !errors.Is(err, format.ErrMismatch) || !strings.Contains(err.Error(), "layout keyed") {
+		t.Errorf("Compatible(other layout) = %v", err)
+	}
+	big := k1
+	big.Sizes.ShardBytes *= 4
+	if err := k1.Compatible(big); !errors.Is(err, format.ErrMismatch) {
+		t.Errorf("Compatible(other size) = %v", err)
 	}
 }
 
@@ -95,5 +125,54 @@ func TestMetaRefusesKeyOnBitmap(t *testing.T) {
 	var back format.Meta
 	if err := back.UnmarshalText(text); !errors.Is(err, format.ErrLayout) {
 		t.Fatalf("UnmarshalText(bitmap with key-id) = %v, want ErrLayout", err)
+	}
+}
+
+// TestKeyedMeta: a keyed state's metadata round-trips with its key id,
+// its plan, and (in Redis) its key; a key that does not match its id, a
+// missing key id, or a CRC signature on the keyed layout is refused.
+func TestKeyedMeta(t *testing.T) {
+	k := signature.Key{0: 7, 15: 9}
+	m := format.NewMeta(format.KeyedSpec(signature.Safe), time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC))
+	m.Sizes.ShardBytes = 8 << 20
+	m.KeyID = format.KeyID(k)
+	m.Capacity, m.FalseDup = 100_000_000, 1e-6
+	for _, withKey := range []bool{false, true} {
+		mm := m
+		if withKey {
+			mm.Key = &k
+		}
+		text, _ := mm.MarshalText()
+		if withKey != strings.Contains(string(text), "\nkey ") {
+			t.Fatalf("key line present = %v, want %v:\n%s", !withKey, withKey, text)
+		}
+		var back format.Meta
+		if err := back.UnmarshalText(text); err != nil {
+			t.Fatalf("UnmarshalText: %v\n%s", err, text)
+		}
+		if back.Spec != mm.Spec || back.Sizes != mm.Sizes || back.KeyID != mm.KeyID || back.Capacity != mm.Capacity ||
+			back.FalseDup != mm.FalseDup || (back.Key == nil) != !withKey || withKey && *back.Key != k {
+			t.Errorf("round trip: %+v, want %+v", back, mm)
+		}
+	}
+	bad := []struct {
+		name string
+		edit func(*format.Meta)
+		want error
+	}{
+		{"no key id", func(m *format.Meta) { m.KeyID = "" }, format.ErrCorrupt},
+		{"key of another id", func(m *format.Meta) { m.Key = &signature.Key{1} }, format.ErrCorrupt},
+		{"crc32 on keyed", func(m *format.Meta) { m.Spec.Algorithm = signature.IEEE }, format.ErrLayout},
+		{"siphash on bitmap", func(m *format.Meta) { m.Spec.Layout, m.KeyID, m.Sizes = format.Bitmap, "", format.DefaultSizes }, format.ErrLayout},
+		{"odd size", func(m *format.Meta) { m.Sizes.ShardBytes = 3 << 20 }, format.ErrLayout},
+	}
+	for _, tt := range bad {
+		mm := m
+		tt.edit(&mm)
+		text, _ := mm.MarshalText()
+		var back format.Meta
+		if err := back.UnmarshalText(text); !errors.Is(err, tt.want) {
+			t.Errorf("%s: UnmarshalText = %v, want %v", tt.name, err, tt.want)
+		}
 	}
 }

@@ -28,6 +28,12 @@ func (s Spec) String() string {
 	return d
 }
 
+// KeyedSpec returns the spec of a Keyed state normalizing in mode.
+func KeyedSpec(mode signature.Mode) Spec {
+	return Spec{Layout: Keyed, Algorithm: signature.SipHash, Mode: mode}
+}
+
 // Signer returns a new Signer for the spec's signature algorithm and
-// normalization.
+// normalization. A keyed spec's signer needs the state's key: use
+// signature.NewKeyedSigner (state.State.Signer does).
 func (s Spec) Signer() *signature.Signer { return signature.NewSigner(s.Algorithm, s.Mode) }

@@ -41,7 +41,7 @@ func BenchmarkHash(b *testing.B) {
 		b.SetBytes(int64(len(url)))
 		var x uint64
 		for b.Loop() {
-			x += siphash.Hash(h.k0, h.k1, url)
+			x += siphash.Hash(1, 2, url)
 		}
 		sink = x
 	})
@@ -49,7 +49,7 @@ func BenchmarkHash(b *testing.B) {
 		b.SetBytes(int64(len(url)))
 		var x uint64
 		for b.Loop() {
-			lo, hi := siphash.Hash128(h.k0, h.k1, url)
+			lo, hi := siphash.Hash128(1, 2, url)
 			x += lo ^ hi
 		}
 		sink = x

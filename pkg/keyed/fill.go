@@ -1,12 +1,16 @@
 package keyed
 
-import "sync/atomic"
+import (
+	"encoding/binary"
+	"sync/atomic"
+)
 
 // Fill is the measured occupancy of a table: Hist[k] buckets hold k
-// non-empty slots.
+// non-empty slots; Shard[i] slots of shard i are occupied.
 type Fill struct {
 	Hist    [SlotsPerBucket + 1]uint64
 	Buckets uint64
+	Shard   [Shards]uint64
 }
 
 // Fill counts the occupied slots of every bucket. It reads the whole table;
@@ -14,7 +18,7 @@ type Fill struct {
 // or not.
 func (t *Table) Fill() Fill {
 	var f Fill
-	for _, s := range t.shards {
+	for si, s := range t.shards {
 		for i := range s {
 			n := 0
 			for j := range s[i] {
@@ -23,10 +27,29 @@ func (t *Table) Fill() Fill {
 				}
 			}
 			f.Hist[n]++
+			f.Shard[si] += uint64(n)
 		}
 		f.Buckets += uint64(len(s))
 	}
 	return f
+}
+
+// AddBytes counts the buckets in b, bytes of shard i as stored (in a file
+// or a Redis key: whole buckets of little-endian slots), into f. Bytes past
+// the last whole bucket are ignored; the caller passes whole shards or
+// whole-bucket pieces of them.
+func (f *Fill) AddBytes(i uint8, b []byte) {
+	for ; len(b) >= BucketBytes; b = b[BucketBytes:] {
+		n := 0
+		for j := 0; j < BucketBytes; j += 4 {
+			if binary.LittleEndian.Uint32(b[j:]) != 0 {
+				n++
+			}
+		}
+		f.Hist[n]++
+		f.Shard[i] += uint64(n)
+		f.Buckets++
+	}
 }
 
 // Occupied returns the number of non-empty slots: the URLs stored.

@@ -66,3 +66,24 @@ func TestFalseDupFormula(t *testing.T) {
 		t.Logf("load %4.1f: %d false dups of %d (%.3g), formula %.3g", load, c.Dup, queries, float64(c.Dup)/queries, p)
 	}
 }
+
+// TestCapacity: at Capacity the model's not-stored chance is the
+// negligible one, and a little past it more; it scales with the state.
+func TestCapacity(t *testing.T) {
+	g, _ := NewGeometry(MinShardBytes)
+	c := g.Capacity()
+	load := func(n uint64) float64 { return float64(n) / float64(uint64(g.Buckets())*Shards) }
+	if ns := Predict(load(c)).NotStored(); ns > NegligibleNotStored || ns < NegligibleNotStored*0.99 {
+		t.Errorf("not stored at capacity %d: %g, want just under %g", c, ns, NegligibleNotStored)
+	}
+	if ns := Predict(load(c) * 1.05).NotStored(); ns <= NegligibleNotStored {
+		t.Errorf("not stored 5%% past capacity: %g", ns)
+	}
+	g8, _ := NewGeometry(8 * MinShardBytes)
+	if c8 := g8.Capacity(); c8 < 8*c-8 || c8 > 8*c+8 {
+		t.Errorf("capacity of an 8× state %d, want 8 × %d", c8, c)
+	}
+	if c < 50_000_000 || c > 134_217_728 {
+		t.Errorf("capacity of 512 MiB = %d, want between 50M and its 134M slots", c)
+	}
+}

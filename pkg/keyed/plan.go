@@ -36,3 +36,21 @@ func Plan(capacity uint64, falseDup float64) (Geometry, error) {
 	return Geometry{}, fmt.Errorf("%w: %d URLs in %d GiB give a false-duplicate rate of %.3g and a not-stored rate of %.3g, asked %g",
 		ErrCannotMeet, capacity, int64(MaxShardBytes)*Shards>>30, o.FalseDup(), o.NotStored(), falseDup)
 }
+
+// Capacity returns the distinct URLs g holds before the chance that the
+// next new one is not stored reaches NegligibleNotStored, by the model:
+// the capacity Plan sizes for, and the one stats measures a state against
+// when it was not planned.
+func (g Geometry) Capacity() uint64 {
+	buckets := float64(uint64(g.Buckets()) * Shards)
+	lo, hi := 0.0, float64(SlotsPerBucket) // URLs per bucket
+	for range 40 {
+		mid := (lo + hi) / 2
+		if Predict(mid).NotStored() <= NegligibleNotStored {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return uint64(lo * buckets)
+}

@@ -86,10 +86,6 @@ func (r *Redis) DecideBatch(ctx context.Context, locs []Loc, res []Result, dryRu
 // more, after loading the script on every node; any other error fails the
 // batch.
 func (r *Redis) run(ctx context.Context, locs []Loc, dryRun bool) ([]*redis.Cmd, error) {
-	dry := "0"
-	if dryRun {
-		dry = "1"
-	}
 	cmds := make([]*redis.Cmd, len(locs))
 	todo := make([]int, len(locs))
 	for i := range todo {
@@ -101,11 +97,7 @@ func (r *Redis) run(ctx context.Context, locs []Loc, dryRun bool) ([]*redis.Cmd,
 		}
 		pipe := r.c.Pipeline()
 		for _, i := range todo {
-			l := locs[i]
-			var fp [4]byte
-			binary.LittleEndian.PutUint32(fp[:], l.FP)
-			cmds[i] = decideScript.EvalSha(ctx, pipe, []string{r.keys[l.Shard]},
-				int64(l.B1&r.geo.mask)*BucketBytes, int64(l.B2&r.geo.mask)*BucketBytes, string(fp[:]), dry)
+			cmds[i] = r.Eval(ctx, pipe, locs[i], dryRun)
 		}
 		_, _ = pipe.Exec(ctx) // every command carries its own error
 		var again []int
@@ -120,10 +112,33 @@ func (r *Redis) run(ctx context.Context, locs []Loc, dryRun bool) ([]*redis.Cmd,
 			}
 		}
 		if todo = again; len(todo) > 0 {
-			if err := decideScript.Load(ctx, r.c).Err(); err != nil {
-				return nil, fmt.Errorf("%w: load script: %v", ErrRedis, err)
+			if err := LoadScript(ctx, r.c); err != nil {
+				return nil, err
 			}
 		}
 	}
 	return cmds, nil
+}
+
+// Eval queues on pipe the decision of l: one EVALSHA of the decide script
+// on l's shard key. Its answer is a Result as an integer. A command
+// refused with NOSCRIPT did not run: call LoadScript and send it again.
+func (r *Redis) Eval(ctx context.Context, pipe redis.Pipeliner, l Loc, dryRun bool) *redis.Cmd {
+	dry := "0"
+	if dryRun {
+		dry = "1"
+	}
+	var fp [4]byte
+	binary.LittleEndian.PutUint32(fp[:], l.FP)
+	return decideScript.EvalSha(ctx, pipe, []string{r.keys[l.Shard]},
+		int64(l.B1&r.geo.mask)*BucketBytes, int64(l.B2&r.geo.mask)*BucketBytes, string(fp[:]), dry)
+}
+
+// LoadScript loads the decide script into c's script cache (on every
+// master of a cluster).
+func LoadScript(ctx context.Context, c redis.Scripter) error {
+	if err := decideScript.Load(ctx, c).Err(); err != nil {
+		return fmt.Errorf("%w: load script: %v", ErrRedis, err)
+	}
+	return nil
 }

@@ -19,7 +19,7 @@ import (
 // as without the cache. Several processes may share one cache directory,
 // and a Cached is safe for concurrent use.
 type Cached struct {
-	Local  *bitcheck.Set
+	Local  bitcheck.Decider // a *bitcheck.Set or *keyed.Set over a state directory of the same format
 	Remote *Redis
 
 	scratch sync.Pool // *cacheScratch
@@ -29,9 +29,11 @@ type Cached struct {
 
 // cacheScratch is one call's working memory, reused across calls.
 type cacheScratch struct {
-	idx  []int                 // batch index of each signature sent
-	sub  []signature.Signature // the signatures sent to Redis
-	seen []bool                // Redis' answers
+	idx   []int                 // batch index of each signature sent
+	sub   []signature.Signature // the signatures sent to Redis
+	seen  []bool                // Redis' answers
+	known []signature.Signature // the signatures Redis now holds, to store in the cache
+	was   []bool                // the cache's answers for them (unused)
 }
 
 // CacheStats count where decisions were made.
@@ -77,14 +79,20 @@ func (c *Cached) Decide(ctx context.Context, sigs []signature.Signature, seen []
 	if err := c.Remote.Decide(ctx, sc.sub, rs, dryRun); err != nil {
 		return err
 	}
+	// Redis now holds every signature sent (unless a dry run found it
+	// absent): so does the cache, in one batch.
+	sc.known = sc.known[:0]
 	for k, i := range sc.idx {
 		seen[i] = rs[k]
-		// Redis now has the bit set (unless a dry run found it clear).
 		if !dryRun || rs[k] {
-			if _, err := c.Local.Check(sc.sub[k], false); err != nil {
-				return err
-			}
+			sc.known = append(sc.known, sc.sub[k])
 		}
 	}
-	return nil
+	if len(sc.known) == 0 {
+		return nil
+	}
+	if cap(sc.was) < len(sc.known) {
+		sc.was = make([]bool, len(sc.known))
+	}
+	return c.Local.Decide(ctx, sc.known, sc.was[:len(sc.known)], false)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/urldedupd/urldedupd/pkg/keyed"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
@@ -99,6 +100,11 @@ func (r *Redis) decide(ctx context.Context, sc *scratch, dryRun bool) error {
 		if r.cluster != nil {
 			r.cluster.ReloadState(ctx)
 		}
+		if r.keyed != nil && redis.HasErrorPrefix(retry, "NOSCRIPT") {
+			if err := keyed.LoadScript(ctx, r.c); err != nil {
+				return fmt.Errorf("%w: %v", ErrUnavailable, err)
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%w: %d commands not run in %d attempts within %v: %v", ErrUnavailable, len(sc.pending), attempt, r.timeout, retry)
@@ -114,12 +120,15 @@ func (r *Redis) decide(ctx context.Context, sc *scratch, dryRun bool) error {
 // the last of their errors, or an error that fails the batch.
 func (r *Redis) run(ctx context.Context, c redis.Cmdable, sc *scratch, ks, left []int, dryRun, wait bool) (_ []int, retry, err error) {
 	pipe := c.Pipeline()
-	cmds := make([]*redis.IntCmd, len(ks))
+	cmds := make([]redis.Cmder, len(ks))
 	for j, k := range ks {
 		s := sc.sub[k]
-		if dryRun {
+		switch {
+		case r.keyed != nil:
+			cmds[j] = r.keyed.Eval(ctx, pipe, r.geo.Locate(uint64(s)), dryRun)
+		case dryRun:
 			cmds[j] = pipe.GetBit(ctx, r.keys[s.Shard()], offset(s.Bit()))
-		} else {
+		default:
 			cmds[j] = pipe.SetBit(ctx, r.keys[s.Shard()], offset(s.Bit()), 1)
 		}
 	}
@@ -137,7 +146,14 @@ func (r *Redis) run(ctx context.Context, c redis.Cmdable, sc *scratch, ks, left 
 			retry = e
 			continue
 		}
-		sc.ans[ks[j]] = cmd.Val() == 1
+		v, e := answer(cmd)
+		if e != nil {
+			return nil, nil, fmt.Errorf("%w: %v (the batch may have been partly applied)", ErrUnavailable, e)
+		}
+		sc.ans[ks[j]] = v == 1
+		if v == int64(keyed.Full) && !dryRun {
+			r.full.Add(1)
+		}
 	}
 	if waitCmd != nil && len(left) < len(cmds) {
 		if e := waitCmd.Err(); e != nil {
@@ -151,6 +167,23 @@ func (r *Redis) run(ctx context.Context, c redis.Cmdable, sc *scratch, ks, left 
 	return left, retry, nil
 }
 
+// answer returns a command's integer answer: a bit (0 or 1) or a keyed
+// Result.
+func answer(cmd redis.Cmder) (int64, error) {
+	var v int64
+	var err error
+	switch c := cmd.(type) {
+	case *redis.IntCmd:
+		v, err = c.Result()
+	case *redis.Cmd:
+		v, err = c.Int64()
+	}
+	if err == nil && (v < 0 || v > int64(keyed.Full)) {
+		err = fmt.Errorf("answer %d out of range", v)
+	}
+	return v, err
+}
+
 // runByMaster is run for a cluster whose writes must reach replicas: WAIT
 // counts the writes of its own connection, so each master gets its own
 // pipeline with its own WAIT, all at once.
@@ -159,7 +192,7 @@ func (r *Redis) runByMaster(ctx context.Context, sc *scratch) (left []int, retry
 	groups := map[*redis.Client][]int{}
 	var unrouted []int
 	for _, k := range sc.pending {
-		sh := sc.sub[k].Shard()
+		sh := r.shard(sc.sub[k])
 		if masters[sh] == nil {
 			m, e := r.cluster.MasterForKey(ctx, r.keys[sh])
 			if e != nil { // no master known for the slot: nothing sent
@@ -208,7 +241,7 @@ func notRun(err error) bool {
 	if errors.Is(err, redis.ErrPoolTimeout) {
 		return true
 	}
-	for _, p := range []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "MOVED"} {
+	for _, p := range []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "MOVED", "NOSCRIPT"} {
 		if redis.HasErrorPrefix(err, p) {
 			return true
 		}

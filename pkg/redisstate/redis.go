@@ -14,6 +14,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/format"
+	"github.com/urldedupd/urldedupd/pkg/keyed"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
@@ -42,7 +43,11 @@ type Options struct {
 	Create bool   // write the metadata key when there is none
 	// Spec, when set, is the format the caller requires (format.ErrMismatch
 	// for a state of another), and the one Create makes.
-	Spec     *format.Spec
+	Spec *format.Spec
+	// New, when set, is the metadata Create writes: layout, sizes, plan
+	// and, for the Keyed layout, the key (New.Key, required then), which
+	// a state in Redis keeps in its metadata key.
+	New      *format.Meta
 	OnError  OnError
 	Timeout  time.Duration // per batch, retries included; default 10 s
 	Attempts int           // connection attempts at Open; default 5
@@ -66,6 +71,9 @@ type Redis struct {
 	cluster  *redis.ClusterClient // when c is a cluster
 	scratch  sync.Pool            // *scratch
 	assumed  atomic.Uint64
+	keyed    *keyed.Redis // Keyed layout: the decide script on the same keys
+	geo      keyed.Geometry
+	full     atomic.Uint64 // Keyed: answered new, not stored (both buckets full)
 }
 
 // Open connects to addr (redis://[user:pass@]host:port[/db] or
@@ -102,6 +110,17 @@ func Open(ctx context.Context, addr string, opts *Options) (*Redis, error) {
 	if err := r.loadMeta(ctx, opts); err != nil {
 		c.Close()
 		return nil, err
+	}
+	if r.meta.Spec.Layout == format.Keyed {
+		if r.geo, err = keyed.NewGeometry(r.meta.Sizes.ShardBytes); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
+		}
+		r.keyed = keyed.NewRedis(c, r.prefix, r.geo)
+		if err := keyed.LoadScript(ctx, c); err != nil { // so the first batch need not learn of NOSCRIPT
+			c.Close()
+			return nil, fmt.Errorf("redisstate: %w: %v", ErrUnavailable, err)
+		}
 	}
 	return r, nil
 }
@@ -170,11 +189,10 @@ func (r *Redis) loadMeta(ctx context.Context, opts *Options) error {
 		if !opts.Create {
 			return fmt.Errorf("redisstate: %s: %w", r.metaKey(), format.ErrNoState)
 		}
-		f := format.Default
-		if opts.Spec != nil {
-			f = *opts.Spec
+		m, merr := newMeta(opts)
+		if merr != nil {
+			return merr
 		}
-		m := format.NewMeta(f, time.Now())
 		text, _ := m.MarshalText()
 		if err := r.c.SetNX(ctx, r.metaKey(), text, 0).Err(); err != nil {
 			return fmt.Errorf("redisstate: create %s: %w: %v", r.metaKey(), ErrUnavailable, err)
@@ -195,8 +213,46 @@ func (r *Redis) loadMeta(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// Meta returns the state's metadata.
+// newMeta returns the metadata Create writes from opts.
+func newMeta(opts *Options) (format.Meta, error) {
+	spec := format.Default
+	if opts.Spec != nil {
+		spec = *opts.Spec
+	}
+	m := format.NewMeta(spec, time.Now())
+	if n := opts.New; n != nil {
+		if opts.Spec != nil && n.Spec != *opts.Spec {
+			return m, fmt.Errorf("redisstate: %w: asked to create %s as %s", format.ErrMismatch, n.Spec, *opts.Spec)
+		}
+		m.Spec, m.Sizes, m.Key, m.Capacity, m.FalseDup = n.Spec, n.Sizes, n.Key, n.Capacity, n.FalseDup
+	}
+	if err := m.Spec.Layout.CheckSizes(m.Sizes); err != nil {
+		return m, fmt.Errorf("redisstate: %w", err)
+	}
+	if m.Spec.Layout == format.Keyed {
+		if m.Key == nil {
+			return m, fmt.Errorf("redisstate: %w: a keyed state needs its key to be created", format.ErrKey)
+		}
+		m.KeyID = format.KeyID(*m.Key)
+	}
+	return m, nil
+}
+
+// Meta returns the state's metadata; for the Keyed layout it carries the
+// key (Meta.Key).
 func (r *Redis) Meta() format.Meta { return r.meta }
+
+// NotStored returns how many URLs were answered new without being stored
+// because both their buckets were full (Keyed layout; 0 for Bitmap).
+func (r *Redis) NotStored() uint64 { return r.full.Load() }
+
+// shard returns the shard that holds sig.
+func (r *Redis) shard(sig signature.Signature) uint8 {
+	if r.keyed != nil {
+		return uint8(uint64(sig) >> 56)
+	}
+	return sig.Shard()
+}
 
 // Assumed returns how many URLs were answered new under AssumeNew.
 func (r *Redis) Assumed() uint64 { return r.assumed.Load() }
@@ -205,7 +261,41 @@ func (r *Redis) Assumed() uint64 { return r.assumed.Load() }
 // equal the shard file's (LSB-first within each byte).
 func offset(bit uint32) int64 { return int64(bit&^7 | (7 - bit&7)) }
 
-// Fill counts the set bits of every key (BITCOUNT).
+// KeyedFill counts the occupied slots of every bucket of a Keyed state,
+// reading each key in pieces of 4 MiB (GETRANGE); bytes a key does not
+// have are empty buckets.
+func (r *Redis) KeyedFill(ctx context.Context) (keyed.Fill, error) {
+	var f keyed.Fill
+	if r.keyed == nil {
+		return f, fmt.Errorf("redisstate: %w: KeyedFill on layout %s", format.ErrLayout, r.meta.Spec.Layout)
+	}
+	const piece = 4 << 20
+	size := r.meta.Sizes.ShardBytes
+	for i, k := range r.keys {
+		var got int64
+		for off := int64(0); off < size; off += piece {
+			b, err := r.c.GetRange(ctx, k, off, min(off+piece, size)-1).Bytes()
+			if err != nil {
+				return f, fmt.Errorf("redisstate: GETRANGE %s: %w: %v", k, ErrUnavailable, err)
+			}
+			short := int64(len(b)) < min(piece, size-off) // the key ends here: the rest is zeros
+			if r := len(b) % keyed.BucketBytes; r != 0 {
+				b = append(b, make([]byte, keyed.BucketBytes-r)...) // a key ends where its last slot was written
+			}
+			f.AddBytes(uint8(i), b)
+			got += int64(len(b))
+			if short {
+				break
+			}
+		}
+		empty := uint64(size-got) / keyed.BucketBytes
+		f.Hist[0] += empty
+		f.Buckets += empty
+	}
+	return f, nil
+}
+
+// Fill counts the set bits of every key (BITCOUNT) of a Bitmap state.
 func (r *Redis) Fill(ctx context.Context) (bitcheck.Fill, error) {
 	var f bitcheck.Fill
 	pipe := r.c.Pipeline()

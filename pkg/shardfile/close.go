@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/urldedupd/urldedupd/pkg/format"
+	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
 // Path returns the state directory.
@@ -20,7 +21,11 @@ func (d *Dir) ReadOnly() bool { return d.readOnly }
 // Created reports whether Open created the state.
 func (d *Dir) Created() bool { return d.created }
 
-// Shard returns the mapped bytes of shard i (0 ≤ i < 256), format.ShardBytes long.
+// Key returns a Keyed state's secret key, read from its key file and
+// checked against the metadata's key id; nil for other layouts.
+func (d *Dir) Key() *signature.Key { return d.key }
+
+// Shard returns the mapped bytes of shard i (0 ≤ i < 256), Meta().Sizes.ShardBytes long.
 // The slice aliases the shared mapping: it is valid until Close, and a
 // read-only Dir's slice must not be written.
 func (d *Dir) Shard(i int) []byte { return d.maps[i] }

@@ -12,6 +12,7 @@ import (
 	mmap "github.com/edsrzf/mmap-go"
 
 	"github.com/urldedupd/urldedupd/pkg/format"
+	"github.com/urldedupd/urldedupd/pkg/signature"
 )
 
 // Dir is an open state directory with every shard mapped.
@@ -27,6 +28,7 @@ type Dir struct {
 	madeDirs []string // directories Open created, outermost first
 	lock     *os.File // the directory itself, flocked
 	maps     [format.Shards]mmap.MMap
+	key      *signature.Key // a Keyed state's, from its key file
 
 	mu      sync.Mutex
 	closed  bool
@@ -101,7 +103,57 @@ func (d *Dir) open(opts *Options) error {
 			return fmt.Errorf("shardfile: %w", err)
 		}
 	}
+	if err := d.readKey(); err != nil {
+		return err
+	}
 	return d.mapShards(opts.Warn)
+}
+
+// readKey reads a Keyed state's key file and checks it against the
+// metadata's key id.
+func (d *Dir) readKey() error {
+	if d.meta.Spec.Layout != format.Keyed {
+		return nil
+	}
+	p := format.KeyPath(d.path)
+	k, err := format.ReadKeyFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("shardfile: %s: %w: the state is keyed and its key file is missing (restore it from a backup or from the other sensors' key file)", p, format.ErrKey)
+	}
+	if err != nil {
+		return fmt.Errorf("shardfile: %w", err)
+	}
+	if err := d.meta.CheckKey("key file "+p, k); err != nil {
+		return fmt.Errorf("shardfile: %w", err)
+	}
+	d.key = &k
+	return nil
+}
+
+// newMeta returns the metadata Create makes from opts.
+func newMeta(opts *Options) (format.Meta, error) {
+	spec := format.Default
+	if opts.Spec != nil {
+		spec = *opts.Spec
+	}
+	m := format.NewMeta(spec, time.Now())
+	if opts.New != nil {
+		if opts.Spec != nil && opts.New.Spec != *opts.Spec {
+			return m, fmt.Errorf("shardfile: %w: asked to create %s as %s", format.ErrMismatch, opts.New.Spec, *opts.Spec)
+		}
+		m.Spec, m.Sizes, m.KeyID, m.Key = opts.New.Spec, opts.New.Sizes, opts.New.KeyID, opts.New.Key
+		m.Capacity, m.FalseDup = opts.New.Capacity, opts.New.FalseDup
+	}
+	if err := m.Spec.Layout.CheckSizes(m.Sizes); err != nil {
+		return m, fmt.Errorf("shardfile: %w", err)
+	}
+	if m.Spec.Layout == format.Keyed {
+		if m.Key == nil {
+			return m, fmt.Errorf("shardfile: %w: a keyed state needs its key to be created", format.ErrKey)
+		}
+		m.KeyID = format.KeyID(*m.Key)
+	}
+	return m, nil
 }
 
 // createLocked takes the exclusive lock, and creates the state unless
@@ -134,15 +186,33 @@ func (d *Dir) createLocked(opts *Options, timeout time.Duration) error {
 	if err := d.checkNoShards(); err != nil {
 		return err
 	}
-	f := format.Default
-	if opts.Spec != nil {
-		f = *opts.Spec
-	}
-	if err := createShards(d.path); err != nil {
+	m, err := newMeta(opts)
+	if err != nil {
 		return err
 	}
-	if err := writeMeta(d.path, d.lock, format.NewMeta(f, time.Now())); err != nil {
+	madeKey := false
+	if m.Key != nil {
+		if err := format.WriteKeyFile(format.KeyPath(d.path), *m.Key); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				err = fmt.Errorf("%w: %s exists but %s does not (an interrupted init, or a key placed by hand; move it aside)", ErrIncomplete, format.KeyName, MetaName)
+			}
+			return fmt.Errorf("shardfile: %s: %w", d.path, noSpace(err))
+		}
+		madeKey = true
+	}
+	undo := func() {
 		removeShards(d.path, format.Shards)
+		if madeKey {
+			_ = os.Remove(format.KeyPath(d.path))
+		}
+	}
+	if err := createShards(d.path, m.Sizes.ShardBytes); err != nil {
+		undo()
+		return err
+	}
+	m.Key = nil // the key file holds it; the metadata only its id
+	if err := writeMeta(d.path, d.lock, m); err != nil {
+		undo()
 		return err
 	}
 	d.created = true
@@ -202,13 +272,15 @@ func (d *Dir) checkNoShards() error {
 // full (a SIGBUS), and a first write to a page costs a plain page fault
 // instead of an extent conversion in the file system's journal (about 10 µs
 // a page on ext4). On failure it removes what it made.
-func createShards(dir string) error {
-	zeros := make([]byte, format.ShardBytes)
+func createShards(dir string, size int64) error {
+	zeros := make([]byte, min(size, 4<<20))
 	for i := 0; i < format.Shards; i++ {
 		p := filepath.Join(dir, format.ShardName(i))
 		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666) // less the umask
 		if err == nil {
-			_, err = f.Write(zeros)
+			for n := int64(0); n < size && err == nil; n += int64(len(zeros)) {
+				_, err = f.Write(zeros)
+			}
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
@@ -260,21 +332,21 @@ func (d *Dir) checkShards() error {
 		if err != nil {
 			return fmt.Errorf("shardfile: %w", err)
 		}
-		if err := checkShardInfo(p, fi); err != nil {
+		if err := checkShardInfo(p, fi, d.meta.Sizes.ShardBytes); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func checkShardInfo(path string, fi os.FileInfo) error {
+func checkShardInfo(path string, fi os.FileInfo, size int64) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("shardfile: %s: %w: mode %v (a shard must be a regular file inside the state directory; links are not followed)",
 			path, ErrNotRegular, fi.Mode())
 	}
-	if fi.Size() != format.ShardBytes {
+	if fi.Size() != size {
 		return fmt.Errorf("shardfile: %s: %w: %d bytes, mode %v (want a regular file of %d bytes)",
-			path, format.ErrShardSize, fi.Size(), fi.Mode(), format.ShardBytes)
+			path, format.ErrShardSize, fi.Size(), fi.Mode(), size)
 	}
 	return nil
 }
@@ -294,7 +366,7 @@ func (d *Dir) mapShards(warn func(error)) error {
 		if err != nil {
 			return fmt.Errorf("shardfile: %w", err)
 		}
-		m, err := mapShard(f, p, prot, d.readOnly, &left)
+		m, err := mapShard(f, p, d.meta.Sizes.ShardBytes, prot, d.readOnly, &left)
 		_ = f.Close() // the mapping outlives the descriptor
 		if err != nil {
 			return err
@@ -307,21 +379,21 @@ func (d *Dir) mapShards(warn func(error)) error {
 	return nil
 }
 
-func mapShard(f *os.File, path string, prot int, readOnly bool, left *unallocated) (mmap.MMap, error) {
+func mapShard(f *os.File, path string, size int64, prot int, readOnly bool, left *unallocated) (mmap.MMap, error) {
 	fi, err := f.Stat() // the opened file, not the path: it may have changed since checkShards
 	if err != nil {
 		return nil, fmt.Errorf("shardfile: %w", err)
 	}
-	if err := checkShardInfo(path, fi); err != nil {
+	if err := checkShardInfo(path, fi, size); err != nil {
 		return nil, err
 	}
 	// Read-only users never write, so a hole cannot fault for them.
 	if !readOnly {
-		if err := fillSparse(f, path, fi, left); err != nil {
+		if err := fillSparse(f, path, fi, size, left); err != nil {
 			return nil, err
 		}
 	}
-	m, err := mmap.MapRegion(f, format.ShardBytes, prot, 0, 0)
+	m, err := mmap.MapRegion(f, int(size), prot, 0, 0)
 	if err != nil {
 		return nil, fmt.Errorf("shardfile: map %s: %w", path, err)
 	}

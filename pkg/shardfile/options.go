@@ -18,6 +18,14 @@ type Options struct {
 	// format.Default.
 	Spec *format.Spec
 
+	// New, when non-nil, is the metadata Create gives a new state: its
+	// spec (which must be Spec's when both are set), sizes, key id and
+	// plan; its Created time is set when it is made. Nil is
+	// format.NewMeta of Spec. For the Keyed layout New.Key is the secret
+	// key, written to the key file (format.KeyName, mode 0600) and never
+	// to the metadata.
+	New *format.Meta
+
 	// ReadOnly maps the shards read-only and opens no file for writing, so
 	// a state on read-only storage can still be tested and counted.
 	ReadOnly bool

@@ -61,6 +61,11 @@ func (d *Dir) Snapshot(dst string) (err error) {
 			return fmt.Errorf("shardfile: snapshot %s: %w", p, noSpace(err))
 		}
 	}
+	if d.key != nil {
+		if err := format.WriteKeyFile(format.KeyPath(tmp), *d.key); err != nil {
+			return fmt.Errorf("shardfile: snapshot: %w", noSpace(err))
+		}
+	}
 	if err := writeMeta(tmp, tf, d.meta); err != nil {
 		return err
 	}
@@ -141,7 +146,7 @@ func onlyStateFiles(dir *os.File) bool {
 		return false
 	}
 	for _, n := range names {
-		if !isShardName(n) && n != MetaName && !strings.HasPrefix(n, "."+MetaName+".tmp-") {
+		if !isShardName(n) && n != MetaName && n != format.KeyName && !strings.HasPrefix(n, "."+MetaName+".tmp-") {
 			return false
 		}
 	}

@@ -15,6 +15,7 @@ var allocateFn = allocate
 // file system cannot allocate them.
 type unallocated struct {
 	shards    int
+	size      int64  // of a shard
 	first     string // path of the first
 	allocated int64  // bytes allocated to the first
 	err       error  // fallocate's error for the first
@@ -29,28 +30,28 @@ type unallocated struct {
 // looks sparse too) is not: the shard is used as it is, noted in left, and
 // a write that then finds the disk full faults safely (ErrFault for that
 // request, see package bitcheck).
-func fillSparse(f *os.File, path string, fi os.FileInfo, left *unallocated) error {
+func fillSparse(f *os.File, path string, fi os.FileInfo, size int64, left *unallocated) error {
 	n := allocatedBytes(fi)
-	if n >= format.ShardBytes {
+	if n >= size {
 		return nil
 	}
-	err := allocateFn(f, format.ShardBytes)
+	err := allocateFn(f, size)
 	switch {
 	case err == nil:
 		return nil
 	case isUnsupported(err):
 		if left.shards == 0 {
-			left.first, left.allocated, left.err = path, n, err
+			left.first, left.allocated, left.err, left.size = path, n, err, size
 		}
 		left.shards++
 		return nil
 	}
 	return fmt.Errorf("shardfile: %s: %w: %d of %d bytes allocated; fallocate: %v (copy it with cp --sparse=never, or free space)",
-		path, ErrSparse, n, format.ShardBytes, err)
+		path, ErrSparse, n, size, err)
 }
 
 // warning is what Options.Warn is given: one error for all the shards.
 func (u *unallocated) warning(dir string) error {
 	return fmt.Errorf("shardfile: %s: %w: %d of %d shards (the first %s: %d of %d bytes allocated; fallocate: %v); a bit set when the disk is full is then an error for its request, not a crash",
-		dir, ErrUnallocated, u.shards, format.Shards, u.first, u.allocated, format.ShardBytes, u.err)
+		dir, ErrUnallocated, u.shards, format.Shards, u.first, u.allocated, u.size, u.err)
 }

@@ -1,9 +1,12 @@
-// Package signature turns a URL into the 32-bit signature that names its bit
-// in the urldedupd bitmap.
+// Package signature turns a URL into the signature that names its place in
+// a urldedupd state.
 //
-// A URL is first normalized (see [Mode]) and then hashed with CRC32 (see
-// [Algorithm]). The top 8 bits of the result name one of 256 shards, the low
-// 24 bits one bit inside that shard, as in patent CN102693315A.
+// A URL is first normalized (see [Mode]) and then hashed (see [Algorithm]).
+// In the bitmap layout the hash is CRC32: the top 8 bits of the result name
+// one of 256 shards, the low 24 bits one bit inside that shard, as in patent
+// CN102693315A. In the keyed layout it is 64 bits of SipHash-2-4 under the
+// state's secret [Key] (NewKeyedSigner), which package keyed splits into a
+// shard, buckets and a fingerprint.
 //
 // # Speed
 //

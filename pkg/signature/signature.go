@@ -3,20 +3,26 @@ package signature
 import (
 	"fmt"
 	"hash/crc32"
+
+	"github.com/dchest/siphash"
 )
 
-// Signature is the 32-bit CRC of a normalized URL.
-type Signature uint32
+// Signature is the hash of a normalized URL: a 32-bit CRC in the low bits
+// (the bitmap layout's signature), or 64 bits of keyed SipHash (the keyed
+// layout's; see [SipHash]).
+type Signature uint64
 
-// Shard returns the shard that holds the signature's bit: its top 8 bits.
-func (s Signature) Shard() uint8 { return uint8(s >> 24) }
+// Shard returns the shard that holds a CRC signature's bit: the top 8 of
+// its 32 bits.
+func (s Signature) Shard() uint8 { return uint8(uint32(s) >> 24) }
 
-// Bit returns the bit's offset inside its shard: the low 24 bits.
+// Bit returns a CRC signature's bit offset inside its shard: the low 24
+// bits.
 func (s Signature) Bit() uint32 { return uint32(s) & (BitsPerShard - 1) }
 
-// String formats the signature as 8 hex digits, the first two of which name
-// the shard file.
-func (s Signature) String() string { return fmt.Sprintf("%08x", uint32(s)) }
+// String formats the signature in hex: 8 digits for a CRC, the first two of
+// which name the shard file; up to 16 for a keyed hash.
+func (s Signature) String() string { return fmt.Sprintf("%08x", uint64(s)) }
 
 const (
 	// Shards is the number of shard files.
@@ -36,6 +42,11 @@ const (
 	// Castagnoli is CRC32C, computed with the SSE4.2 CRC32 instruction at
 	// every length where the CPU has it.
 	Castagnoli
+	// SipHash is SipHash-2-4 under a 128-bit secret [Key], a pseudorandom
+	// function: without the key no one can find two URLs with the same
+	// hash, or one with the hash of a given URL. It is the keyed layout's
+	// signature; a Signer for it needs the key (NewKeyedSigner).
+	SipHash
 )
 
 var (
@@ -51,6 +62,8 @@ func (a Algorithm) String() string {
 		return "crc32"
 	case Castagnoli:
 		return "crc32c"
+	case SipHash:
+		return "siphash-2-4"
 	}
 	return fmt.Sprintf("Algorithm(%d)", uint8(a))
 }
@@ -62,8 +75,10 @@ func ParseAlgorithm(name string) (Algorithm, error) {
 		return IEEE, nil
 	case "crc32c", "castagnoli":
 		return Castagnoli, nil
+	case "siphash-2-4", "siphash":
+		return SipHash, nil
 	}
-	return 0, fmt.Errorf("%w: %q (want crc32 or crc32c)", ErrUnknownAlgorithm, name)
+	return 0, fmt.Errorf("%w: %q (want crc32, crc32c or siphash-2-4)", ErrUnknownAlgorithm, name)
 }
 
 func (a Algorithm) table() *crc32.Table {
@@ -73,7 +88,22 @@ func (a Algorithm) table() *crc32.Table {
 	return ieeeTable
 }
 
-// Sum returns the signature of b as it is, without normalization.
+// Keyed reports whether the algorithm needs a secret key: SipHash.
+func (a Algorithm) Keyed() bool { return a == SipHash }
+
+// Sum returns the signature of b as it is, without normalization. For
+// SipHash it uses the zero key, which is no secret: sign with a Signer
+// made by NewKeyedSigner instead.
 func (a Algorithm) Sum(b []byte) Signature {
+	if a == SipHash {
+		return Signature(siphash.Hash(0, 0, b))
+	}
 	return Signature(crc32.Checksum(b, a.table()))
 }
+
+// KeySize is the size of a Key in bytes.
+const KeySize = 16
+
+// A Key is the secret key of a keyed signature. Whoever knows it can forge
+// collisions: keep it like a password (mode 0600, never printed).
+type Key [KeySize]byte

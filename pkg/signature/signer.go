@@ -1,22 +1,47 @@
 package signature
 
+import (
+	"encoding/binary"
+	"hash/crc32"
+
+	"github.com/dchest/siphash"
+)
+
 // Signer signs URLs with one algorithm and normalization mode.
 //
 // A Signer keeps a scratch buffer for normalization and is not safe for
 // concurrent use; give each goroutine its own. The zero value signs with
 // [IEEE] and [Safe].
 type Signer struct {
-	alg  Algorithm
-	mode Mode
-	buf  []byte
+	alg    Algorithm
+	mode   Mode
+	k0, k1 uint64 // SipHash's key
+	buf    []byte
 }
 
-// NewSigner returns a Signer for the given algorithm and mode.
+// NewSigner returns a Signer for the given algorithm and mode. For SipHash
+// it signs with the zero key, which is no secret; use NewKeyedSigner.
 func NewSigner(alg Algorithm, mode Mode) *Signer {
 	return &Signer{alg: alg, mode: mode, buf: make([]byte, 0, 256)}
 }
 
-// Algorithm returns the signer's CRC32 polynomial.
+// NewKeyedSigner returns a Signer that signs with SipHash-2-4 under key k
+// after normalizing in mode.
+func NewKeyedSigner(k Key, mode Mode) *Signer {
+	s := NewSigner(SipHash, mode)
+	s.k0, s.k1 = binary.LittleEndian.Uint64(k[:8]), binary.LittleEndian.Uint64(k[8:])
+	return s
+}
+
+// sum hashes b with the signer's algorithm (and key).
+func (s *Signer) sum(b []byte) Signature {
+	if s.alg == SipHash {
+		return Signature(siphash.Hash(s.k0, s.k1, b))
+	}
+	return Signature(crc32.Checksum(b, s.alg.table()))
+}
+
+// Algorithm returns the signer's hash algorithm.
 func (s *Signer) Algorithm() Algorithm { return s.alg }
 
 // Mode returns the signer's normalization mode.
@@ -28,13 +53,13 @@ func (s *Signer) Mode() Mode { return s.mode }
 // equivalent spellings.
 func (s *Signer) Sign(url []byte) (sig Signature, ok bool) {
 	if s.mode == None {
-		return s.alg.Sum(url), true
+		return s.sum(url), true
 	}
 	norm, err := s.normalize(url)
 	if err != nil {
-		return s.alg.Sum(url), false
+		return s.sum(url), false
 	}
-	return s.alg.Sum(norm), true
+	return s.sum(norm), true
 }
 
 // Normalized returns the form of url that Sign hashes. The result aliases

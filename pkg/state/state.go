@@ -9,6 +9,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/format"
+	"github.com/urldedupd/urldedupd/pkg/keyed"
 	"github.com/urldedupd/urldedupd/pkg/redisstate"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/signature"
@@ -35,6 +36,11 @@ type Options struct {
 	// Spec, when set, is the format required (format.ErrMismatch for a
 	// state of another) and the one Create makes (nil: format.Default).
 	Spec *format.Spec
+	// New, when set, is the metadata Create gives a new state: layout,
+	// sizes, plan and, for the Keyed layout, the key (New.Key, which a
+	// directory keeps in its key file and Redis in its metadata). Nil is
+	// format.NewMeta of Spec.
+	New *format.Meta
 	// ReadOnly opens a directory read-only, so that a state on read-only
 	// storage can be tested and counted. Redis is never read-only.
 	ReadOnly bool
@@ -69,7 +75,9 @@ const DefaultInFlight = 4
 // cache. It is safe for concurrent use; Close must not race with its use.
 type State struct {
 	dir      *shardfile.Dir // the directory, or the remote state's local cache
-	set      *bitcheck.Set  // over dir
+	set      *bitcheck.Set  // over dir, Bitmap layout
+	table    *keyed.Table   // over dir, Keyed layout
+	key      *signature.Key // Keyed layout
 	redis    *redisstate.Redis
 	decider  bitcheck.Decider
 	meta     format.Meta
@@ -97,44 +105,81 @@ func Open(ctx context.Context, where string, opts *Options) (*State, error) {
 	if IsRemote(where) {
 		return openRemote(ctx, where, opts)
 	}
-	d, err := shardfile.Open(where, opts.dirOptions(opts.Spec, opts.ReadOnly))
+	d, err := shardfile.Open(where, opts.dirOptions(opts.Spec, opts.New, opts.ReadOnly))
 	if err != nil {
 		return nil, err
 	}
-	set := bitcheck.New(d)
-	return &State{dir: d, set: set, decider: set, meta: d.Meta(), where: where}, nil
+	s := &State{dir: d, meta: d.Meta(), where: where, key: d.Key()}
+	if s.decider, err = s.local(d); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
-func (o *Options) dirOptions(spec *format.Spec, readOnly bool) *shardfile.Options {
+// local returns the decider over an open directory, for its layout, and
+// keeps its Set or Table.
+func (s *State) local(d *shardfile.Dir) (bitcheck.Decider, error) {
+	if d.Meta().Spec.Layout == format.Keyed {
+		shards := make([][]byte, format.Shards)
+		for i := range shards {
+			shards[i] = d.Shard(i)
+		}
+		t, err := keyed.NewTable(shards, d.ReadOnly())
+		if err != nil {
+			return nil, fmt.Errorf("state: %s: %w", d.Path(), err)
+		}
+		s.table = t
+		return keyed.NewSet(t, d.Fault), nil
+	}
+	s.set = bitcheck.New(d)
+	return s.set, nil
+}
+
+func (o *Options) dirOptions(spec *format.Spec, meta *format.Meta, readOnly bool) *shardfile.Options {
 	d := o.Local
-	d.Create, d.Spec, d.ReadOnly = o.Create && !readOnly, spec, readOnly
+	d.Create, d.Spec, d.New, d.ReadOnly = o.Create && !readOnly, spec, meta, readOnly
 	return &d
 }
 
 func openRemote(ctx context.Context, addr string, opts *Options) (*State, error) {
 	ro := opts.Remote
 	r, err := redisstate.Open(ctx, addr, &redisstate.Options{
-		Prefix: ro.Prefix, Create: opts.Create, Spec: opts.Spec, OnError: ro.OnError,
+		Prefix: ro.Prefix, Create: opts.Create, Spec: opts.Spec, New: opts.New, OnError: ro.OnError,
 		Replicas: ro.Replicas, Timeout: ro.Timeout})
 	if err != nil {
 		return nil, err
 	}
-	s := &State{redis: r, decider: r, meta: r.Meta(), where: r.String(), inFlight: ro.InFlight}
+	s := &State{redis: r, decider: r, meta: r.Meta(), where: r.String(), inFlight: ro.InFlight, key: r.Meta().Key}
+	s.meta.Key = nil // the State's key is s.key; Meta() never carries it
 	if s.inFlight <= 0 {
 		s.inFlight = DefaultInFlight
 	}
 	if ro.Cache != "" {
-		// The cache must read bits as Redis does: the same format.
-		spec := s.meta.Spec
+		// The cache must read bits as Redis does: the same format, sizes
+		// and key.
+		spec, meta := s.meta.Spec, r.Meta()
 		co := *opts
 		co.Create = true
-		d, err := shardfile.Open(ro.Cache, co.dirOptions(&spec, false))
+		d, err := shardfile.Open(ro.Cache, co.dirOptions(&spec, &meta, false))
+		if err == nil {
+			err = d.Meta().Compatible(meta)
+			if err != nil {
+				d.Close()
+			}
+		}
 		if err != nil {
 			r.Close()
-			return nil, fmt.Errorf("state: local cache: %w", err)
+			return nil, fmt.Errorf("state: local cache %s: %w", ro.Cache, err)
 		}
-		s.dir, s.set = d, bitcheck.New(d)
-		s.decider = &redisstate.Cached{Local: s.set, Remote: r}
+		local, err := s.local(d)
+		if err != nil {
+			d.Close()
+			r.Close()
+			return nil, err
+		}
+		s.dir = d
+		s.decider = &redisstate.Cached{Local: local, Remote: r}
 	}
 	return s, nil
 }
@@ -148,20 +193,36 @@ func (s *State) Decide(ctx context.Context, sigs []signature.Signature, seen []b
 // keep in flight for Redis. It is the one place that says which.
 func (s *State) InFlight() int { return s.inFlight }
 
-// Fill counts the set bits.
-func (s *State) Fill(ctx context.Context) (bitcheck.Fill, error) {
-	if s.redis != nil {
-		return s.redis.Fill(ctx)
-	}
-	return s.set.Fill()
-}
-
-// Meta is the state's metadata.
+// Meta is the state's metadata. It never carries the key (Meta.Key is
+// nil).
 func (s *State) Meta() format.Meta { return s.meta }
 
-// Signer returns a new Signer for the state's format. A Signer is not safe
-// for concurrent use: give each goroutine its own.
-func (s *State) Signer() *signature.Signer { return s.meta.Spec.Signer() }
+// Signer returns a new Signer for the state's format, with its key for the
+// Keyed layout. A Signer is not safe for concurrent use: give each
+// goroutine its own.
+func (s *State) Signer() *signature.Signer {
+	if s.key != nil {
+		return signature.NewKeyedSigner(*s.key, s.meta.Spec.Mode)
+	}
+	return s.meta.Spec.Signer()
+}
+
+// Key returns a Keyed state's secret key, nil for other layouts. Keep it
+// secret: whoever has it can forge collisions.
+func (s *State) Key() *signature.Key { return s.key }
+
+// NotStored returns how many URLs this process answered new without
+// storing them, because both their buckets were full (Keyed layout past
+// its capacity; see keyed.Full). Always 0 for Bitmap.
+func (s *State) NotStored() uint64 {
+	switch {
+	case s.redis != nil:
+		return s.redis.NotStored()
+	case s.table != nil:
+		return s.table.Counts().Full
+	}
+	return 0
+}
 
 // String says where the state is, for messages: the directory, or "redis
 // PREFIX".

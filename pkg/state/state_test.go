@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/urldedupd/urldedupd/internal/redistest"
 	"github.com/urldedupd/urldedupd/pkg/format"
+	"github.com/urldedupd/urldedupd/pkg/keyed"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 	"github.com/urldedupd/urldedupd/pkg/state"
 )
@@ -32,9 +34,15 @@ func TestIsRemote(t *testing.T) {
 	}
 }
 
-// decideTwice decides sigs twice and returns both answers as text.
-func decideTwice(t *testing.T, st *state.State, sigs []signature.Signature) string {
+// decideTwice signs urls with the state's signer and decides them twice,
+// returning both answers as text.
+func decideTwice(t *testing.T, st *state.State, urls []string) string {
 	t.Helper()
+	signer := st.Signer()
+	sigs := make([]signature.Signature, len(urls))
+	for i, u := range urls {
+		sigs[i], _ = signer.Sign([]byte(u))
+	}
 	seen := make([]bool, len(sigs))
 	var out string
 	for range 2 {
@@ -46,47 +54,73 @@ func decideTwice(t *testing.T, st *state.State, sigs []signature.Signature) stri
 	return out
 }
 
-// Every kind of state answers the same, and says in InFlight whether it
-// answers at once (0: a directory) or in batches (Redis, with or without
-// a local cache).
+// keyedMeta is the metadata of a new keyed state of 4 MiB shards.
+func keyedMeta(t *testing.T) *format.Meta {
+	k, err := keyed.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := format.NewMeta(format.KeyedSpec(signature.Safe), time.Now())
+	m.Sizes.ShardBytes, m.Key = 4<<20, &k
+	return &m
+}
+
+// Every kind of state, of every layout, answers the same, and says in
+// InFlight whether it answers at once (0: a directory) or in batches
+// (Redis, with or without a local cache).
 func TestOpenEveryKind(t *testing.T) {
 	addr := redistest.Server(t)
-	sigs := []signature.Signature{7, 0xff000001, 7, 42}
+	urls := []string{"http://a.example/", "http://b.example/", "HTTP://A.EXAMPLE:80/", "http://c.example/"}
 	const want = "[false false true false][true true true true]"
-	for _, tt := range []struct {
-		name     string
-		where    string
-		remote   state.RemoteOptions
-		inFlight int
-		synced   bool
-	}{
-		{"dir", filepath.Join(t.TempDir(), "s"), state.RemoteOptions{}, 0, true},
-		{"redis", addr, state.RemoteOptions{Prefix: "plain"}, state.DefaultInFlight, false},
-		{"redis+cache", addr, state.RemoteOptions{Prefix: "cached", InFlight: 2, Cache: filepath.Join(t.TempDir(), "cache")}, 2, true},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			st, err := state.Open(context.Background(), tt.where, &state.Options{Create: true, Remote: tt.remote})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			if st.InFlight() != tt.inFlight {
-				t.Errorf("InFlight = %d, want %d", st.InFlight(), tt.inFlight)
-			}
-			if got := decideTwice(t, st, sigs); got != want {
-				t.Errorf("answers %s, want %s", got, want)
-			}
-			fill, err := st.Fill(context.Background())
-			if err != nil || fill.Total() != 3 {
-				t.Errorf("Fill = %d bits, %v; want 3", fill.Total(), err)
-			}
-			if (st.Dir() != nil) != (tt.remote.Cache == "" && !state.IsRemote(tt.where)) || (st.Redis() != nil) != state.IsRemote(tt.where) {
-				t.Errorf("Dir %v, Redis %v for %s", st.Dir() != nil, st.Redis() != nil, tt.where)
-			}
-			if err := st.Sync(); err != nil {
-				t.Errorf("Sync: %v", err)
-			}
-		})
+	for _, layout := range []format.Layout{format.Bitmap, format.Keyed} {
+		for _, tt := range []struct {
+			name     string
+			where    string
+			remote   state.RemoteOptions
+			inFlight int
+		}{
+			{"dir", filepath.Join(t.TempDir(), "s"), state.RemoteOptions{}, 0},
+			{"redis", addr, state.RemoteOptions{Prefix: "plain-" + layout.Name()}, state.DefaultInFlight},
+			{"redis+cache", addr, state.RemoteOptions{Prefix: "cached-" + layout.Name(), InFlight: 2, Cache: filepath.Join(t.TempDir(), "cache")}, 2},
+		} {
+			t.Run(layout.Name()+"/"+tt.name, func(t *testing.T) {
+				opts := &state.Options{Create: true, Remote: tt.remote}
+				if layout == format.Keyed {
+					opts.New = keyedMeta(t)
+				}
+				st, err := state.Open(context.Background(), tt.where, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				if st.Meta().Spec.Layout != layout || st.Meta().Key != nil {
+					t.Fatalf("Meta = %+v: want layout %s and no key", st.Meta(), layout)
+				}
+				if st.InFlight() != tt.inFlight {
+					t.Errorf("InFlight = %d, want %d", st.InFlight(), tt.inFlight)
+				}
+				if got := decideTwice(t, st, urls); got != want {
+					t.Errorf("answers %s, want %s", got, want)
+				}
+				rep, err := st.Report(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				stored := rep.BitsSet
+				if layout == format.Keyed {
+					stored = rep.SlotsUsed
+				}
+				if stored == nil || *stored != 3 || rep.Layout != layout.Name() || len(rep.Shards) != 256 {
+					t.Errorf("Report = %+v; want 3 stored", rep)
+				}
+				if (st.Dir() != nil) != (tt.remote.Cache == "" && !state.IsRemote(tt.where)) || (st.Redis() != nil) != state.IsRemote(tt.where) {
+					t.Errorf("Dir %v, Redis %v for %s", st.Dir() != nil, st.Redis() != nil, tt.where)
+				}
+				if err := st.Sync(); err != nil {
+					t.Errorf("Sync: %v", err)
+				}
+			})
+		}
 	}
 }
 

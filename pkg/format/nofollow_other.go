@@ -1,0 +1,5 @@
+//go:build !unix
+
+package format
+
+const noFollow = 0
