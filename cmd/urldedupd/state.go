@@ -54,4 +54,7 @@ func warnAssumed(st *state.State, stderr io.Writer) {
 	if n := st.Assumed(); n > 0 {
 		fmt.Fprintf(stderr, "urldedupd: %d URLs answered new without Redis deciding them (--on-backend-error assume-new)\n", n)
 	}
+	if n := st.NotStored(); n > 0 {
+		fmt.Fprintf(stderr, "urldedupd: %d URLs answered new but not stored: both their buckets are full, so their repeats will be answered new too (the keyed state is past its capacity; see stats)\n", n)
+	}
 }

@@ -19,6 +19,7 @@ type scratch struct {
 	sub     []signature.Signature       // distinct signatures of the batch
 	ans     []bool                      // their answers
 	met     []bool                      // first occurrence met, when answering
+	lost    []bool                      // keyed: answered new and not stored (both buckets full)
 	first   map[signature.Signature]int // signature → index in sub
 	of      []int                       // batch index → index in sub
 	pending []int                       // indexes in sub not yet decided
@@ -56,10 +57,11 @@ func (r *Redis) Decide(ctx context.Context, sigs []signature.Signature, seen []b
 		sc.of = append(sc.of, k)
 	}
 	if cap(sc.ans) < len(sc.sub) {
-		sc.ans, sc.met = make([]bool, len(sc.sub)), make([]bool, len(sc.sub))
+		sc.ans, sc.met, sc.lost = make([]bool, len(sc.sub)), make([]bool, len(sc.sub)), make([]bool, len(sc.sub))
 	}
-	sc.ans, sc.met = sc.ans[:len(sc.sub)], sc.met[:len(sc.sub)]
+	sc.ans, sc.met, sc.lost = sc.ans[:len(sc.sub)], sc.met[:len(sc.sub)], sc.lost[:len(sc.sub)]
 	clear(sc.met)
+	clear(sc.lost)
 
 	if err := r.decide(ctx, sc, dryRun); err != nil {
 		if r.onError != AssumeNew {
@@ -70,11 +72,18 @@ func (r *Redis) Decide(ctx context.Context, sigs []signature.Signature, seen []b
 		}
 		r.assumed.Add(uint64(len(sc.pending)))
 	}
+	var lost uint64
 	for i, k := range sc.of {
-		// Unless a dry run, every occurrence after the first is a duplicate.
-		seen[i] = sc.ans[k] || (sc.met[k] && !dryRun)
+		// Unless a dry run, every occurrence after the first is a
+		// duplicate; but a URL the keyed layout could not store is new
+		// each time, as it is on a local keyed state.
+		seen[i] = sc.ans[k] || (sc.met[k] && !dryRun && !sc.lost[k])
 		sc.met[k] = true
+		if sc.lost[k] {
+			lost++
+		}
 	}
+	r.full.Add(lost)
 	return nil
 }
 
@@ -151,9 +160,7 @@ func (r *Redis) run(ctx context.Context, c redis.Cmdable, sc *scratch, ks, left 
 			return nil, nil, fmt.Errorf("%w: %v (the batch may have been partly applied)", ErrUnavailable, e)
 		}
 		sc.ans[ks[j]] = v == 1
-		if v == int64(keyed.Full) && !dryRun {
-			r.full.Add(1)
-		}
+		sc.lost[ks[j]] = v == int64(keyed.Full) && !dryRun
 	}
 	if waitCmd != nil && len(left) < len(cmds) {
 		if e := waitCmd.Err(); e != nil {

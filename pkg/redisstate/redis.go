@@ -242,6 +242,10 @@ func newMeta(opts *Options) (format.Meta, error) {
 // key (Meta.Key).
 func (r *Redis) Meta() format.Meta { return r.meta }
 
+// Client returns the Redis client, for tools and tests that read or write
+// the state's keys themselves.
+func (r *Redis) Client() redis.UniversalClient { return r.c }
+
 // NotStored returns how many URLs were answered new without being stored
 // because both their buckets were full (Keyed layout; 0 for Bitmap).
 func (r *Redis) NotStored() uint64 { return r.full.Load() }
