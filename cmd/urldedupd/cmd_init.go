@@ -146,6 +146,9 @@ func runInit(ctx context.Context, g *globalOptions, o *initOptions, out io.Write
 	}
 	want, err := in.Meta(time.Now())
 	if err != nil {
+		if errors.Is(err, state.ErrPlan) && in.Spec.Layout == format.Bitmap && in.Capacity != 0 {
+			err = fmt.Errorf("%w (init --layout keyed)", err)
+		}
 		return err
 	}
 	st, err := openState(ctx, g, state.Options{Create: true, Spec: &want.Spec, New: &want})

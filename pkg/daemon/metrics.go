@@ -55,7 +55,7 @@ func (m *metrics) observe(endpoint string, code int, d time.Duration, nNew, nDup
 // watchAPI reports the bytes the API's requests hold.
 func (m *metrics) watchAPI(s *api.Server) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "urldedupd_api_inflight_bytes", Help: "Bytes of request bodies (and their URLs) the API holds, out of --max-inflight-bytes.",
+		Name: "urldedupd_api_inflight_bytes", Help: "Bytes of request bodies (and their URLs) the API holds, out of the configured limit (max-inflight-bytes).",
 	}, func() float64 { return float64(s.InflightBytes()) }))
 }
 
@@ -63,9 +63,9 @@ func (m *metrics) watchAPI(s *api.Server) {
 // waited at the cap.
 func (m *metrics) watchConns(cl *connLimit) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "urldedupd_api_connections", Help: "API connections open, out of --max-conns.",
+		Name: "urldedupd_api_connections", Help: "API connections open, out of the configured limit (max-conns).",
 	}, func() float64 { return float64(cl.inUse()) }), prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "urldedupd_api_connection_waits_total", Help: "Times every one of --max-conns API connections was open, so that a new one waited in the kernel's listen backlog.",
+		Name: "urldedupd_api_connection_waits_total", Help: "Times every allowed API connection (max-conns) was open, so that a new one waited in the kernel's listen backlog.",
 	}, func() float64 { return float64(cl.waits.Load()) }))
 }
 
@@ -117,7 +117,7 @@ var (
 		"Client streams recognised as another protocol (tls, ssh, smtp, imap, pop3, ftp, ftp/pop3, tunnel, http2) and skipped.",
 		[]string{"source", "kind"}, nil)
 	descRecords = prometheus.NewDesc("urldedupd_capture_records_total",
-		"Records found, by protocol: http (HTTP/1.x requests), tls (ClientHellos over TCP), quic (ClientHellos in QUIC Initials), h2c (cleartext HTTP/2 requests); only those --proto selects.",
+		"Records found, by protocol: http (HTTP/1.x requests), tls (ClientHellos over TCP), quic (ClientHellos in QUIC Initials), h2c (cleartext HTTP/2 requests); only the protocols selected (proto).",
 		[]string{"source", "proto"}, nil)
 	descTLSNoSNI    = srcDesc("tls_hellos_without_sni_total", "TLS ClientHellos without a server name (recorded under the server's address).")
 	descTLSECH      = srcDesc("tls_ech_hellos_total", "TLS ClientHellos with an encrypted_client_hello extension (the name recorded is the public one).")

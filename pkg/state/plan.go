@@ -54,7 +54,7 @@ func (i Init) Meta(now time.Time) (format.Meta, error) {
 		}
 		if i.Capacity != 0 {
 			if p := BitmapFalseDup(i.Capacity); p > i.FalseDup {
-				return m, fmt.Errorf("%w: after %d URLs the bitmap reports a new URL a duplicate with chance %.3g, over %g; the keyed layout can (init --layout keyed)",
+				return m, fmt.Errorf("%w: after %d URLs the bitmap reports a new URL a duplicate with chance %.3g, over %g; the keyed layout can",
 					ErrPlan, i.Capacity, p, i.FalseDup)
 			}
 		}
