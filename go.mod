@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/dchest/siphash v1.2.3
+	github.com/dgryski/go-sip13 v0.0.0-20200911182023-62edffca9245
 	github.com/edsrzf/mmap-go v1.2.0
 	github.com/gopacket/gopacket v1.7.7
 	github.com/prometheus/client_golang v1.25.0

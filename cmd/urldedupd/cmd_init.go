@@ -31,7 +31,7 @@ type initOptions struct {
 func (o *initOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.layout, "layout", "bitmap", "layout: bitmap (the patent's: one bit per CRC32) or keyed (keyed fingerprints: no forgeable collisions, far fewer false duplicates)")
 	fs.StringVar(&o.normalize, "normalize", "safe", "URL normalization: safe (RFC 3986 6.2.2-6.2.3) or none (raw bytes)")
-	fs.StringVar(&o.signature, "signature", "", "bitmap signature: crc32 (IEEE, as zlib; the default) or crc32c (Castagnoli); keyed is always siphash-2-4")
+	fs.StringVar(&o.signature, "signature", "", "bitmap signature: crc32 (IEEE, as zlib; the default) or crc32c (Castagnoli); keyed is always siphash-1-3")
 	fs.Uint64Var(&o.capacity, "capacity", 0, "plan the state for this many distinct URLs (with --false-dup); keyed picks its size from it")
 	fs.Float64Var(&o.falseDup, "false-dup", 0, "with --capacity: the largest chance, at that capacity, that a new URL is reported a duplicate (default 1e-6)")
 	fs.StringVar(&o.size, "size", "", "keyed: the state's size, 256 shards of a power of two from 2 MiB to 1 GiB (512MiB, 8GiB, or bytes); bitmap is always 512MiB")
@@ -55,7 +55,7 @@ Layouts:
           URL is reported a duplicate is the fill: n/2^32 after n URLs
           (0.23% at 10M, 2.3% at 100M), and anyone can forge a URL whose
           CRC32 equals a URL already seen, hiding it.
-  keyed   32-bit fingerprints in 64-byte buckets, placed by SipHash-2-4
+  keyed   32-bit fingerprints in 64-byte buckets, placed by SipHash-1-3
           under a secret key made at init (in the state directory, mode
           0600, never printed; in Redis, in the metadata key). A decision is
           one compare-and-swap on at most two cache lines. In 512 MiB:

@@ -17,7 +17,7 @@ const (
 	// (least significant bit of each byte first). It is the zero Layout.
 	Bitmap Layout = iota
 	// Keyed is a table of 32-bit fingerprints in 64-byte buckets of 16
-	// little-endian slots, addressed by a 64-bit SipHash-2-4 of the URL
+	// little-endian slots, addressed by a 64-bit SipHash-1-3 of the URL
 	// under the state's secret key (see package keyed).
 	Keyed
 )

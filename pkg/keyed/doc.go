@@ -6,7 +6,7 @@
 //
 // A URL is normalized as package signature does (Signer.Normalized; a URL
 // that cannot be normalized is hashed on its raw bytes) and hashed with
-// SipHash-2-4 under a 128-bit secret key made from crypto/rand. The 64 bits
+// SipHash-1-3 under a 128-bit secret key made from crypto/rand. The 64 bits
 // are split (see Geometry.Locate):
 //
 //	bits 63..56  shard (256 shards)

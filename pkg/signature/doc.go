@@ -4,7 +4,7 @@
 // A URL is first normalized (see [Mode]) and then hashed (see [Algorithm]).
 // In the bitmap layout the hash is CRC32: the top 8 bits of the result name
 // one of 256 shards, the low 24 bits one bit inside that shard, as in patent
-// CN102693315A. In the keyed layout it is 64 bits of SipHash-2-4 under the
+// CN102693315A. In the keyed layout it is 64 bits of SipHash-1-3 under the
 // state's secret [Key] (NewKeyedSigner), which package keyed splits into a
 // shard, buckets and a fingerprint.
 //

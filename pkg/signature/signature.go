@@ -3,8 +3,6 @@ package signature
 import (
 	"fmt"
 	"hash/crc32"
-
-	"github.com/dchest/siphash"
 )
 
 // Signature is the hash of a normalized URL: a 32-bit CRC in the low bits
@@ -42,10 +40,11 @@ const (
 	// Castagnoli is CRC32C, computed with the SSE4.2 CRC32 instruction at
 	// every length where the CPU has it.
 	Castagnoli
-	// SipHash is SipHash-2-4 under a 128-bit secret [Key], a pseudorandom
-	// function: without the key no one can find two URLs with the same
-	// hash, or one with the hash of a given URL. It is the keyed layout's
-	// signature; a Signer for it needs the key (NewKeyedSigner).
+	// SipHash is SipHash-1-3 under a 128-bit secret [Key], a pseudorandom
+	// function (the variant Rust's and Python's hash tables rely on against
+	// chosen collisions): without the key no one can find two URLs with
+	// the same hash, or one with the hash of a given URL. It is the keyed
+	// layout's signature; a Signer for it needs the key (NewKeyedSigner).
 	SipHash
 )
 
@@ -63,7 +62,7 @@ func (a Algorithm) String() string {
 	case Castagnoli:
 		return "crc32c"
 	case SipHash:
-		return "siphash-2-4"
+		return "siphash-1-3"
 	}
 	return fmt.Sprintf("Algorithm(%d)", uint8(a))
 }
@@ -75,10 +74,10 @@ func ParseAlgorithm(name string) (Algorithm, error) {
 		return IEEE, nil
 	case "crc32c", "castagnoli":
 		return Castagnoli, nil
-	case "siphash-2-4", "siphash":
+	case "siphash-1-3", "siphash":
 		return SipHash, nil
 	}
-	return 0, fmt.Errorf("%w: %q (want crc32, crc32c or siphash-2-4)", ErrUnknownAlgorithm, name)
+	return 0, fmt.Errorf("%w: %q (want crc32, crc32c or siphash-1-3)", ErrUnknownAlgorithm, name)
 }
 
 func (a Algorithm) table() *crc32.Table {
@@ -96,7 +95,7 @@ func (a Algorithm) Keyed() bool { return a == SipHash }
 // made by NewKeyedSigner instead.
 func (a Algorithm) Sum(b []byte) Signature {
 	if a == SipHash {
-		return Signature(siphash.Hash(0, 0, b))
+		return Signature(sipHash13(0, 0, b))
 	}
 	return Signature(crc32.Checksum(b, a.table()))
 }

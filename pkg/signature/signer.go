@@ -3,8 +3,6 @@ package signature
 import (
 	"encoding/binary"
 	"hash/crc32"
-
-	"github.com/dchest/siphash"
 )
 
 // Signer signs URLs with one algorithm and normalization mode.
@@ -25,7 +23,7 @@ func NewSigner(alg Algorithm, mode Mode) *Signer {
 	return &Signer{alg: alg, mode: mode, buf: make([]byte, 0, 256)}
 }
 
-// NewKeyedSigner returns a Signer that signs with SipHash-2-4 under key k
+// NewKeyedSigner returns a Signer that signs with SipHash-1-3 under key k
 // after normalizing in mode.
 func NewKeyedSigner(k Key, mode Mode) *Signer {
 	s := NewSigner(SipHash, mode)
@@ -36,7 +34,7 @@ func NewKeyedSigner(k Key, mode Mode) *Signer {
 // sum hashes b with the signer's algorithm (and key).
 func (s *Signer) sum(b []byte) Signature {
 	if s.alg == SipHash {
-		return Signature(siphash.Hash(s.k0, s.k1, b))
+		return Signature(sipHash13(s.k0, s.k1, b))
 	}
 	return Signature(crc32.Checksum(b, s.alg.table()))
 }
