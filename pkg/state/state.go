@@ -110,6 +110,7 @@ func Open(ctx context.Context, where string, opts *Options) (*State, error) {
 		return nil, err
 	}
 	s := &State{dir: d, meta: d.Meta(), where: where, key: d.Key()}
+	s.meta.Key = nil // the key file's key is s.key; Meta() never carries one
 	if s.decider, err = s.local(d); err != nil {
 		d.Close()
 		return nil, err
