@@ -95,7 +95,7 @@ func (a Algorithm) Keyed() bool { return a == SipHash }
 // made by NewKeyedSigner instead.
 func (a Algorithm) Sum(b []byte) Signature {
 	if a == SipHash {
-		return Signature(sipHash13(0, 0, b))
+		return Signature(SipHash13(0, 0, b))
 	}
 	return Signature(crc32.Checksum(b, a.table()))
 }

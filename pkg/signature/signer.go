@@ -34,7 +34,7 @@ func NewKeyedSigner(k Key, mode Mode) *Signer {
 // sum hashes b with the signer's algorithm (and key).
 func (s *Signer) sum(b []byte) Signature {
 	if s.alg == SipHash {
-		return Signature(sipHash13(s.k0, s.k1, b))
+		return Signature(SipHash13(s.k0, s.k1, b))
 	}
 	return Signature(crc32.Checksum(b, s.alg.table()))
 }

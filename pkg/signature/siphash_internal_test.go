@@ -11,7 +11,7 @@ import (
 )
 
 // sipHashCD is SipHash-c-d written plainly from the paper, for checking:
-// with (2, 4) it must be dchest's SipHash-2-4, with (1, 3) our sipHash13
+// with (2, 4) it must be dchest's SipHash-2-4, with (1, 3) our SipHash13
 // and dgryski's SipHash-1-3.
 func sipHashCD(c, d int, k0, k1 uint64, p []byte) uint64 {
 	v := [4]uint64{k0 ^ 0x736f6d6570736575, k1 ^ 0x646f72616e646f6d, k0 ^ 0x6c7967656e657261, k1 ^ 0x7465646279746573}
@@ -62,8 +62,8 @@ func TestSipHash13(t *testing.T) {
 			t.Fatalf("len %d: SipHash-2-4 reference %x, dchest %x", n, got, want)
 		}
 		want := sipHashCD(1, 3, k0, k1, p)
-		if got := sipHash13(k0, k1, p); got != want {
-			t.Fatalf("len %d: sipHash13 %x, reference SipHash-1-3 %x", n, got, want)
+		if got := SipHash13(k0, k1, p); got != want {
+			t.Fatalf("len %d: SipHash13 %x, reference SipHash-1-3 %x", n, got, want)
 		}
 		if got := sip13.Sum64(k0, k1, p); got != want {
 			t.Fatalf("len %d: go-sip13 %x, reference SipHash-1-3 %x", n, got, want)
@@ -76,7 +76,7 @@ func BenchmarkSipHash(b *testing.B) {
 	var sink uint64
 	b.Run("1-3", func(b *testing.B) {
 		for b.Loop() {
-			sink += sipHash13(1, 2, url)
+			sink += SipHash13(1, 2, url)
 		}
 	})
 	b.Run("2-4 dchest", func(b *testing.B) {
