@@ -9,7 +9,9 @@ import (
 	"github.com/urldedupd/urldedupd/pkg/dsbf"
 )
 
-func url(set string, i int) []byte { return fmt.Appendf(nil, "http://%s%d.example/p/%d", set, i%1009, i) }
+func url(set string, i int) []byte {
+	return fmt.Appendf(nil, "http://%s%d.example/p/%d", set, i%1009, i)
+}
 
 // The paper's initial tree: leaves of u = m(ln 2)²/ln(1/f) URLs with
 // k = ln(1/f)/ln 2, and c = ⌈n/u⌉ of them, f being the first level's bound.
