@@ -11,8 +11,8 @@ func Example() {
 	p := mdbf.Params{S: 4, N: 150, K: 4}
 	f, _ := mdbf.New(p)
 	fmt.Println(f.TestAndSet(mdbf.HashOf([]byte("http://a.example/"))), f.TestAndSet(mdbf.HashOf([]byte("http://a.example/"))))
-	fmt.Printf("%d bits; after 20 URLs %.3f\n", p.Bits(), p.FalsePositive(20))
+	fmt.Printf("%d bits; after 20 URLs %.1e\n", p.Bits(), p.FalsePositive(20))
 	// Output:
 	// false true
-	// 748 bits; after 20 URLs 0.004
+	// 748 bits; after 20 URLs 4.4e-04
 }
