@@ -55,6 +55,18 @@ type Filter struct {
 	p      Params
 	mu     sync.Mutex
 	groups []group
+	loaded uint64
+}
+
+// Loaded returns how many URLs have all their bits set in their own group:
+// those inserted, and those found there already. A new URL found present
+// in another group only (a false positive) is not inserted, so after n new
+// URLs fewer than n are loaded when S > 1, and FalsePositive(Loaded()) is
+// the filter's rate.
+func (f *Filter) Loaded() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.loaded
 }
 
 // New returns an empty filter of p.
@@ -134,10 +146,15 @@ func (f *Filter) test(h Hash) bool {
 func (f *Filter) TestAndSet(h Hash) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	hi, _ := bits.Mul64(h.g, uint64(f.p.S))
+	own := &f.groups[hi]
 	if f.test(h) {
+		if f.each(own, h, isSet) {
+			f.loaded++
+		}
 		return true
 	}
-	hi, _ := bits.Mul64(h.g, uint64(f.p.S))
-	f.each(&f.groups[hi], h, func(v []uint64, b uint64) bool { v[b>>6] |= 1 << (b & 63); return true })
+	f.loaded++
+	f.each(own, h, func(v []uint64, b uint64) bool { v[b>>6] |= 1 << (b & 63); return true })
 	return false
 }
