@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ type compareOptions struct {
 	urls, heldOut       string
 	synthetic, heldOutN int
 	layouts, memory     string
+	plot                string
 	json                bool
 }
 
@@ -28,6 +30,7 @@ func (o *compareOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.heldOutN, "held-out-synthetic", 0, "then query this many synthetic URLs distinct from the inserted ones (default: as many as were inserted)")
 	fs.StringVar(&o.layouts, "layouts", strings.Join(compare.Layouts, ","), "layouts to compare, comma-separated")
 	fs.StringVar(&o.memory, "memory", "512MiB", "memory of each layout where its rules allow (bitmap is always 512MiB; keyed takes 256 shards of a power of two)")
+	fs.StringVar(&o.plot, "plot", "", "also draw the false-duplicate rate against URLs inserted, measured and by formula, log-log, to this .svg or .png file")
 	fs.BoolVar(&o.json, "json", false, "print the results as JSON")
 }
 
@@ -47,10 +50,13 @@ directories), bloom (the patent's comparison: k <= 10 positions from CRC32,
 MD5 and SHA1), mdbf (multi-dimensional Bloom filter, S = 4, k = 4), dsbf
 (dynamic splittable Bloom filter, 4 leaves), hashtable (Zheng et al.'s bitmap
 indexed by a string hash, in memory) and exact (a set of the URLs: the
-truth). Progress goes to stderr.`,
+truth). --plot draws each layout's measured rate (points, on up to 100,000
+held-out URLs at ~6 points a decade) and formula (dashed) against the URLs
+inserted. Progress goes to stderr.`,
 		Example: `  urldedupd compare --synthetic 1000000
   urldedupd compare --urls crawl.txt --held-out later.txt --layouts bitmap,keyed,bloom
-  urldedupd compare --synthetic 10000000 --held-out-synthetic 10000000 --json > cmp.json`,
+  urldedupd compare --synthetic 10000000 --held-out-synthetic 10000000 --json > cmp.json
+  urldedupd compare --synthetic 1000000 --memory 1MiB --plot rates.svg`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCompare(o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -61,7 +67,10 @@ truth). Progress goes to stderr.`,
 }
 
 func runCompare(o *compareOptions, stdin io.Reader, out, stderr io.Writer) error {
-	opts := compare.Options{Synthetic: o.synthetic, HeldOutSynthetic: o.heldOutN, Progress: stderr}
+	opts := compare.Options{Synthetic: o.synthetic, HeldOutSynthetic: o.heldOutN, Progress: stderr, Curve: o.plot != ""}
+	if ext := strings.ToLower(filepath.Ext(o.plot)); o.plot != "" && ext != ".svg" && ext != ".png" {
+		return usageError(fmt.Errorf("--plot %s: want a .svg or .png file", o.plot))
+	}
 	if (o.urls == "") == (o.synthetic == 0) {
 		return usageError(errors.New("give one of --urls FILE or --synthetic N"))
 	}
@@ -105,6 +114,11 @@ func runCompare(o *compareOptions, stdin io.Reader, out, stderr io.Writer) error
 	}
 	if err != nil {
 		return err
+	}
+	if o.plot != "" {
+		if err := compare.Plot(res, o.plot); err != nil {
+			return err
+		}
 	}
 	if o.urls != "" && len(res) > 0 {
 		inserted = int(res[0].InsertFalseDup.Trials) // distinct; the rate below is per distinct URL then
