@@ -45,7 +45,15 @@ func TestCompare(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "false dup [95% CI]") || !strings.Contains(out, "dsbf") || !strings.Contains(out, "mdbf") {
 		t.Fatalf("compare table: %d\n%s", code, out)
 	}
+	svg := filepath.Join(dir, "rates.svg")
+	if _, stderr, code := run(t, nil, "compare", "--synthetic", "20000", "--memory", "8KiB", "--layouts", "bloom,hashtable", "--plot", svg); code != 0 {
+		t.Fatalf("compare --plot: %d %s", code, stderr)
+	}
+	if b, err := os.ReadFile(svg); err != nil || !strings.Contains(string(b), "hashtable measured") {
+		t.Errorf("plot %s: %v", svg, err)
+	}
 	for _, args := range [][]string{
+		{"compare", "--synthetic", "10", "--plot", "x.gif"},
 		{"compare"},
 		{"compare", "--synthetic", "10", "--urls", urls},
 		{"compare", "--synthetic", "10", "--layouts", "nope"},
