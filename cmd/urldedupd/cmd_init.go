@@ -149,6 +149,9 @@ func runInit(ctx context.Context, g *globalOptions, o *initOptions, out io.Write
 		if errors.Is(err, state.ErrPlan) && in.Spec.Layout == format.Bitmap && in.Capacity != 0 {
 			err = fmt.Errorf("%w (init --layout keyed)", err)
 		}
+		if errors.Is(err, state.ErrPlan) {
+			return usageError(err) // what was asked cannot be made
+		}
 		return err
 	}
 	st, err := openState(ctx, g, state.Options{Create: true, Spec: &want.Spec, New: &want})

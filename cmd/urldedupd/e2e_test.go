@@ -70,10 +70,19 @@ func TestFilterExactlyOnceAcrossProcesses(t *testing.T) {
 // is printed exactly once. It returns how many there were.
 func filterExactlyOnce(t *testing.T, lines, shared int, stateArgs ...string) int {
 	t.Helper()
+	return exactlyOnce(t, func(l []byte) string { return fmt.Sprintf("%08x", crc32.ChecksumIEEE(l)) }, lines, shared, stateArgs...)
+}
+
+// exactlyOnce is filterExactlyOnce with the identity of a line given by
+// key: its CRC32 for the bitmap layout (which keeps one bit per CRC32), the
+// line itself for the keyed layout (whose 32-bit fingerprints are keyed:
+// two of these lines share one with a chance of about 1e-9).
+func exactlyOnce(t *testing.T, key func([]byte) string, lines, shared int, stateArgs ...string) int {
+	t.Helper()
 	tmp := t.TempDir()
 	const procs = 4
 	inputs := make([]string, procs)
-	want := map[uint32]bool{}
+	want := map[string]bool{}
 	for p := range procs {
 		inputs[p] = filepath.Join(tmp, fmt.Sprintf("in%d.txt", p))
 		rng := rand.New(rand.NewPCG(uint64(p), 99))
@@ -85,7 +94,7 @@ func filterExactlyOnce(t *testing.T, lines, shared int, stateArgs ...string) int
 		})
 		data, _ := os.ReadFile(inputs[p])
 		for _, l := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
-			want[crc32.ChecksumIEEE(l)] = true
+			want[key(l)] = true
 		}
 	}
 	outs := make([][]byte, procs)
@@ -105,35 +114,45 @@ func filterExactlyOnce(t *testing.T, lines, shared int, stateArgs ...string) int
 		}()
 	}
 	wg.Wait()
-	got := map[uint32]int{}
+	got := map[string]int{}
 	for p := range procs {
 		if errs[p] != nil {
 			t.Fatalf("process %d: %v", p, errs[p])
 		}
 		for _, l := range bytes.Split(bytes.TrimSuffix(outs[p], []byte("\n")), []byte("\n")) {
-			got[crc32.ChecksumIEEE(l)]++
+			got[key(l)]++
 		}
 	}
 	for sig, n := range got {
 		if n != 1 || !want[sig] {
-			t.Fatalf("signature %08x printed %d times", sig, n)
+			t.Fatalf("%s printed %d times", sig, n)
 		}
 	}
 	if len(got) != len(want) {
-		t.Fatalf("%d distinct signatures printed, want %d", len(got), len(want))
+		t.Fatalf("%d distinct printed, want %d", len(got), len(want))
 	}
 	return len(want)
 }
 
-// A filter fed 1M URLs through a pipe is killed with SIGKILL at a random
+// A filter fed URLs through a pipe is killed with SIGKILL at a random
 // point; every URL it had printed as new is a duplicate afterwards.
 func TestFilterSurvivesSIGKILL(t *testing.T) {
-	tmp := t.TempDir()
-	state := filepath.Join(tmp, "state")
+	state := filepath.Join(t.TempDir(), "state")
 	if out, err := exec.Command(binary, "--dir", state, "init").CombinedOutput(); err != nil {
 		t.Fatalf("init: %v %s", err, out)
 	}
-	cmd := exec.Command(binary, "--dir", state, "filter")
+	got, killAt := filterKilled(t, "--dir", state)
+	t.Logf("killed after %d lines written; %d printed, all dup after restart", killAt, len(got))
+}
+
+// filterKilled runs filter on an existing state (stateArgs), writes it up
+// to 10M URLs "http://kill.example.com/N" through a pipe and, at a random
+// moment after its first output, kills it with SIGKILL; it checks that
+// every URL printed is a duplicate afterwards and returns them, and how
+// many lines were written.
+func filterKilled(t *testing.T, stateArgs ...string) (printedURLs []string, written int) {
+	t.Helper()
+	cmd := exec.Command(binary, append(append([]string{}, stateArgs...), "filter")...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -141,9 +160,21 @@ func TestFilterSurvivesSIGKILL(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	printed := make(chan []string, 1)
+	first := make(chan struct{})
 	go func() {
+		var data []byte
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := stdout.Read(buf)
+			if n > 0 && len(data) == 0 {
+				close(first)
+			}
+			data = append(data, buf[:n]...)
+			if err != nil {
+				break
+			}
+		}
 		// Only complete lines were printed: the kill may cut the last one.
-		data, _ := io.ReadAll(stdout)
 		data = data[:bytes.LastIndexByte(data, '\n')+1]
 		if len(data) == 0 {
 			printed <- nil
@@ -151,29 +182,34 @@ func TestFilterSurvivesSIGKILL(t *testing.T) {
 		}
 		printed <- strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	}()
-	// Write 1M lines while the filter works; kill it at a random moment.
-	written := make(chan int, 1)
+	// Write lines while the filter works; kill it at a random moment.
+	writtenc := make(chan int, 1)
 	go func() {
 		w := bufio.NewWriter(stdin)
 		i := 0
-		for ; i < 1_000_000; i++ {
+		for ; i < 10_000_000; i++ {
 			if _, err := fmt.Fprintf(w, "http://kill.example.com/%d\n", i); err != nil {
 				break // the pipe broke: killed
 			}
 		}
 		w.Flush()
 		stdin.Close()
-		written <- i
+		writtenc <- i
 	}()
-	time.Sleep(time.Duration(100+rand.IntN(400)) * time.Millisecond)
+	select {
+	case <-first:
+	case <-time.After(30 * time.Second):
+		t.Fatal("filter printed nothing in 30 s")
+	}
+	time.Sleep(time.Duration(rand.IntN(300)) * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	killAt := <-written
+	killAt := <-writtenc
 	got := <-printed
 	if len(got) == 0 {
 		t.Fatal("nothing printed before the kill")
 	}
-	check := exec.Command(binary, "--dir", state, "filter", "--dry-run", "--mark")
+	check := exec.Command(binary, append(append([]string{}, stateArgs...), "filter", "--dry-run", "--mark")...)
 	check.Stdin = strings.NewReader(strings.Join(got, "\n") + "\n")
 	out, err := check.Output()
 	if err != nil {
@@ -188,7 +224,7 @@ func TestFilterSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("after SIGKILL: %q (of %d printed, killed at line %d)", m, len(got), killAt)
 		}
 	}
-	t.Logf("killed after %d lines written; %d printed, all dup after restart", killAt, len(got))
+	return got, killAt
 }
 
 func run(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string, code int) {

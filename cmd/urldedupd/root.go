@@ -112,17 +112,17 @@ func exitCode(err error) int {
 		return exitSignal
 	case errors.Is(err, shardfile.ErrLocked):
 		return exitLocked
+	case errors.Is(err, errUsage): // before the causes it may wrap
+		return exitUsage
 	case errors.Is(err, format.ErrNoState), errors.Is(err, shardfile.ErrNotDir),
 		errors.Is(err, shardfile.ErrIncomplete), errors.Is(err, format.ErrCorrupt),
 		errors.Is(err, format.ErrVersion), errors.Is(err, format.ErrLayout),
 		errors.Is(err, format.ErrMismatch), errors.Is(err, shardfile.ErrShardMissing),
 		errors.Is(err, format.ErrShardSize), errors.Is(err, shardfile.ErrNotRegular),
-		errors.Is(err, shardfile.ErrFault), errors.Is(err, shardfile.ErrSparse):
+		errors.Is(err, shardfile.ErrFault), errors.Is(err, shardfile.ErrSparse), errors.Is(err, format.ErrKey):
 		return exitBadState
 	case errors.Is(err, redisstate.ErrUnavailable):
 		return exitBackend
-	case errors.Is(err, errUsage):
-		return exitUsage
 	case errors.Is(err, capture.ErrNothingDecoded):
 		return exitNoFrames
 	}
