@@ -3,6 +3,7 @@
 // measured on a table in memory filled with synthetic URLs:
 //
 //	go run ./scripts/keyedsim -state-mib 512 -measure-up-to 100000000 -queries 20000000
+//	go run ./scripts/keyedsim -state-mib 8192 -loads 1000000000 -measure-up-to 0   # model only
 //
 // At each load it inserts the URLs up to it, then queries other URLs (a
 // dry run: every duplicate among them is false) and prints the measured
@@ -15,6 +16,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urldedupd/urldedupd/pkg/keyed"
@@ -25,13 +27,22 @@ func main() {
 	stateMiB := flag.Int64("state-mib", 512, "state size in MiB (256 shards)")
 	upTo := flag.Int("measure-up-to", 100_000_000, "measure at loads up to this many URLs (0: model only)")
 	queries := flag.Int("queries", 10_000_000, "other URLs queried at each measured load")
+	loadList := flag.String("loads", "10000000,100000000,134000000,200000000", "comma-separated loads (URLs inserted), ascending")
 	flag.Parse()
+	var loads []int
+	for _, f := range strings.Split(*loadList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 || (len(loads) > 0 && n <= loads[len(loads)-1]) {
+			fmt.Fprintf(os.Stderr, "keyedsim: -loads %q: want positive counts in ascending order\n", *loadList)
+			os.Exit(2)
+		}
+		loads = append(loads, n)
+	}
 	g, err := keyed.NewGeometry(*stateMiB << 20 / keyed.Shards)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	loads := []int{10_000_000, 100_000_000, 134_000_000, 200_000_000}
 	fmt.Printf("state %d MiB, %d slots\n\nmodel:\n%12s %12s %12s %12s\n", *stateMiB, g.Slots(), "URLs", "false dup", "not stored", "lost so far")
 	for _, n := range loads {
 		o := keyed.Predict(float64(n) / float64(uint64(g.Buckets())*keyed.Shards))
