@@ -58,7 +58,11 @@ const mergeBatch = 4096
 // is certainly the first, and f is inserted as Loc{b, a}. If a is full,
 // either may be: f is inserted in both orders (Ambiguous), so that a
 // lookup in either finds it, at the cost of an extra slot at most; below
-// a table's capacity full buckets are rare. A fingerprint is NotStored
+// a table's capacity full buckets are rare. (Once the whole shard is
+// merged, every bucket full in src is full in dst too, since each of its
+// fingerprints was inserted with it first; the second order is what keeps
+// f visible before that: to deciders during the merge, and after a merge
+// stopped midway.) A fingerprint is NotStored
 // when either of its inserts found both buckets full.
 //
 // Only slots before a bucket's first empty slot are read: nothing after it

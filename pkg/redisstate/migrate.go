@@ -39,7 +39,11 @@ func (r *Redis) CopyShard(ctx context.Context, i int, data []byte) (bool, error)
 	if int64(len(data)) > r.meta.Sizes.ShardBytes {
 		return false, fmt.Errorf("redisstate: copy into %s: %w: %d bytes, shards of %d", r.keys[i], format.ErrShardSize, len(data), r.meta.Sizes.ShardBytes)
 	}
-	ok, err := r.c.SetNX(ctx, r.keys[i], data, 0).Result()
+	n := len(data) // a key ends at its last slot written; the rest reads as zeros
+	for n > 0 && data[n-1] == 0 {
+		n--
+	}
+	ok, err := r.c.SetNX(ctx, r.keys[i], data[:(n+3)&^3], 0).Result()
 	if err != nil {
 		return false, fmt.Errorf("redisstate: copy into %s: %w: %v", r.keys[i], ErrUnavailable, err)
 	}

@@ -144,7 +144,11 @@ func (w *merger) send(ctx context.Context, i int, data []byte) error {
 		return w.reinsert(ctx, i, data, s.redis)
 	}
 	if d := s.dir.Shard(i); s.dir.Created() && allZero(d) {
-		copy(d, data)
+		for off := 0; off < len(data); off += pageBytes { // pages of zeros stay unwritten: a sparse file stays sparse
+			if p := data[off:min(off+pageBytes, len(data))]; !allZero(p) {
+				copy(d[off:], p)
+			}
+		}
 		w.m.Copied++
 		return nil
 	}
@@ -187,6 +191,8 @@ func (s *State) catchFault(restore bool, src *State, errp *error) {
 	}
 	panic(r)
 }
+
+const pageBytes = 4096
 
 func allZero(b []byte) bool {
 	for _, c := range b {
