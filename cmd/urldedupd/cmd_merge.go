@@ -44,7 +44,7 @@ read-only.`,
 		Example: `  urldedupd merge --into /var/lib/urldedupd /backup/sensor-a /backup/sensor-b
   # keyed states to be merged later share one key:
   urldedupd --dir /srv/a init --layout keyed --key-file /etc/urldedupd/fleet.key`,
-		Args:    usageArgs(cobra.MinimumNArgs(1)),
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if into == "" {
 				return usageError(errors.New("--into DST is required"))

@@ -95,7 +95,8 @@ func TestMergeKeyed(t *testing.T) {
 	a, b, c := filepath.Join(tmp, "a"), filepath.Join(tmp, "b"), filepath.Join(tmp, "c")
 	initKeyed(t, a, "--key-file", key)
 	initKeyed(t, b, "--key-file", key)
-	filterInto(t, a, urlLines("shared", 0, 500)+urlLines("a", 0, 1000))
+	// 20,500 URLs in a: every shard has some (an empty one is not copied).
+	filterInto(t, a, urlLines("shared", 0, 500)+urlLines("a", 0, 20_000))
 	filterInto(t, b, urlLines("shared", 0, 500)+urlLines("b", 0, 700))
 
 	out, stderr, code := run(t, nil, "merge", "--into", c, a, b)
@@ -105,8 +106,8 @@ func TestMergeKeyed(t *testing.T) {
 		t.Fatalf("merge into new: %d %q %q", code, out, stderr)
 	}
 	sameKeyFile(t, c, key)
-	union := urlLines("shared", 0, 500) + urlLines("a", 0, 1000) + urlLines("b", 0, 700)
-	if n, d := marks(t, c, union); n != 0 || d != 2200 {
+	union := urlLines("shared", 0, 500) + urlLines("a", 0, 20_000) + urlLines("b", 0, 700)
+	if n, d := marks(t, c, union); n != 0 || d != 21_200 {
 		t.Fatalf("merged state: %d new, %d dup of the union", n, d)
 	}
 	if n, _ := marks(t, c, urlLines("never", 0, 1000)); n != 1000 {
@@ -117,7 +118,7 @@ func TestMergeKeyed(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "700 URLs merged, 500 already present, 0 not stored") {
 		t.Fatalf("merge into a: %d %q", code, out)
 	}
-	if n, d := marks(t, a, union); n != 0 || d != 2200 {
+	if n, d := marks(t, a, union); n != 0 || d != 21_200 {
 		t.Fatalf("a after the merge: %d new, %d dup of the union", n, d)
 	}
 
