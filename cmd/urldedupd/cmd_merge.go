@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
 	"github.com/urldedupd/urldedupd/pkg/state"
@@ -20,16 +19,32 @@ func newMergeCommand(g *globalOptions) *cobra.Command {
 	var into string
 	cmd := &cobra.Command{
 		Use:   "merge --into DST SRC...",
-		Short: "OR the bitmaps of other states into one (e.g. two sensors' states)",
-		Long: `Set in DST every bit that is set in any SRC, so that DST answers "dup" for
-every URL any of them has seen. The states must have the same signature and
-normalization; others are refused before anything is changed. DST is
-created with the sources' format if it does not exist.
+		Short: "Combine other states into one (e.g. two sensors' states)",
+		Long: `Add to DST every URL any SRC holds, so that DST answers "dup" for every URL
+any of them has seen. The states must have the same layout, signature,
+normalization, size and (keyed layout) key; others are refused before
+anything is changed. DST is created with the sources' format (and key) if
+it does not exist.
 
-Safe while DST is in use by other processes: bits only go from 0 to 1, and
-each 64-bit word is OR-ed atomically. The sources are opened read-only.`,
-		Example: `  urldedupd merge --into /var/lib/urldedupd /backup/sensor-a /backup/sensor-b`,
-		Args:    usageArgs(cobra.MinimumNArgs(1)),
+bitmap layout: every bit set in a SRC is set in DST, each 64-bit word
+OR-ed atomically.
+
+keyed layout: slots hold fingerprints, so OR would be wrong. Each
+fingerprint of SRC is re-inserted into DST by the ordinary decision (one
+compare-and-swap). When a fingerprint's other bucket is full in SRC, its
+first bucket cannot be told, so it is inserted in both orders (one extra
+slot). Into a DST that merge creates, the first SRC is copied byte for
+byte. Past DST's capacity some fingerprints find no room: they are counted
+"not stored", and those URLs may be answered new again. States that are to
+be merged must share one key: make them with init --key-file F.
+
+Safe while DST is in use by other processes (except a DST that merge
+creates): slots and bits only go from empty to set. The sources are opened
+read-only.`,
+		Example: `  urldedupd merge --into /var/lib/urldedupd /backup/sensor-a /backup/sensor-b
+  # keyed states to be merged later share one key:
+  urldedupd --dir /srv/a init --layout keyed --key-file /etc/urldedupd/fleet.key`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if into == "" {
 				return usageError(errors.New("--into DST is required"))
@@ -70,7 +85,8 @@ func runMerge(ctx context.Context, into string, srcs []string, out io.Writer) (e
 		}
 	}
 	spec := dirs[0].Meta().Spec
-	dst, err := state.Open(ctx, into, &state.Options{Create: true, Spec: &spec, Local: shardfile.Options{Warn: warnState}})
+	dst, err := state.Open(ctx, into, &state.Options{Create: true, Spec: &spec, New: dirs[0].Template(),
+		Local: shardfile.Options{Warn: warnState}})
 	if err == nil {
 		dirs = append(dirs, dst)
 		err = dst.Meta().Compatible(dirs[0].Meta())
@@ -81,13 +97,22 @@ func runMerge(ctx context.Context, into string, srcs []string, out io.Writer) (e
 	if err != nil {
 		return err
 	}
-	set := bitcheck.New(dst.Dir())
-	for i, d := range dirs[:len(dirs)-1] {
-		added, err := set.Merge(bitcheck.New(d.Dir()))
+	for i, src := range dirs[:len(dirs)-1] {
+		m, err := dst.Merge(ctx, src, nil)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%s: %d bits added\n", srcs[i], added)
+		fmt.Fprintf(out, "%s: %s\n", srcs[i], describeMerged(spec.Layout, m))
 	}
-	return dst.Sync()
+	return nil
+}
+
+// describeMerged says what a merge did, in the words of the layout.
+func describeMerged(l format.Layout, m state.Merged) string {
+	if l != format.Keyed {
+		return fmt.Sprintf("%d bits added", m.Bits)
+	}
+	c := m.Fingerprints
+	return fmt.Sprintf("%d shards copied, %d URLs merged, %d already present, %d not stored (destination full), %d stored in both bucket orders",
+		m.Copied, c.Merged, c.Present, c.NotStored, c.Ambiguous)
 }

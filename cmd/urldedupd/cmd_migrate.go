@@ -7,34 +7,41 @@ import (
 	"hash/crc32"
 	"io"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/urldedupd/urldedupd/pkg/bitcheck"
 	"github.com/urldedupd/urldedupd/pkg/format"
-	"github.com/urldedupd/urldedupd/pkg/redisstate"
 	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/pkg/state"
 )
 
 func newMigrateCommand(g *globalOptions) *cobra.Command {
 	var from, to string
 	cmd := &cobra.Command{
 		Use:   "migrate --from SRC --to DST",
-		Short: "Copy a state between a local directory and Redis (bitwise OR, idempotent, resumable)",
-		Long: `OR every bit of SRC into DST, where one of them is a local state directory
+		Short: "Copy a state between a local directory and Redis (idempotent, resumable)",
+		Long: `Add every URL of SRC to DST, where one of them is a local state directory
 and the other a Redis address (redis://… or redis-cluster://…; key prefix
---redis-prefix). DST is created with SRC's format if it has none; a DST of
-another format is refused before anything changes.
+--redis-prefix). DST is created with SRC's format, size and (keyed layout)
+key if it has none: in Redis the key goes into the metadata key, in a
+directory into its key file (mode 0600). A DST of another layout, format,
+size or key is refused before anything changes.
 
-Local to Redis: each shard that has bits is sent as one string and OR-ed in
-with BITOP inside a transaction, so Redis can keep serving meanwhile. Done
-shards are recorded in Redis, so an interrupted migrate resumes where it
-stopped; OR is idempotent, so running it again changes nothing.
+bitmap layout, local to Redis: each shard that has bits is sent as one
+string and OR-ed in with BITOP inside a transaction, so Redis can keep
+serving meanwhile. Redis to local: each key is read and OR-ed into the
+local shard word by word, safe while other processes use the local state.
 
-Redis to local: each key is read and OR-ed into the local shard word by
-word, safe while other processes use the local state.`,
+keyed layout: slots hold fingerprints, so OR would be wrong. A shard whose
+destination is empty is copied byte for byte (Redis: SET NX on a key that
+does not exist; a directory: only one that this migrate creates). Into a
+non-empty destination each fingerprint is re-inserted by the ordinary
+decision, as merge does (see merge --help), safe while others decide on
+DST.
+
+Local to Redis, done shards are recorded in Redis, so an interrupted
+migrate resumes where it stopped; running it again changes nothing.`,
 		Example: `  urldedupd migrate --from /var/lib/urldedupd --to redis://10.1.2.3:6379/0
   urldedupd migrate --from redis-cluster://h1:7000,h2:7000 --to /var/lib/urldedupd`,
 		Args: usageArgs(cobra.NoArgs),
@@ -45,10 +52,8 @@ word, safe while other processes use the local state.`,
 				return usageError(errors.New("--from and --to are both required"))
 			case isRedis(from) == isRedis(to):
 				return usageError(errors.New("one of --from and --to must be a local directory and the other a Redis address (to combine local states, use merge)"))
-			case isRedis(to):
-				return runUpload(cmd.Context(), g, from, to, cmd.OutOrStdout())
 			}
-			return runDownload(cmd.Context(), g, from, to, cmd.OutOrStdout())
+			return runMigrate(cmd.Context(), g, from, to, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "source: a state directory or a Redis address")
@@ -56,95 +61,44 @@ word, safe while other processes use the local state.`,
 	return cmd
 }
 
-func runUpload(ctx context.Context, g *globalOptions, dir, addr string, out io.Writer) (err error) {
-	d, err := shardfile.Open(dir, &shardfile.Options{ReadOnly: true})
+// runMigrate adds the state at from to the state at to, one a directory
+// and the other in Redis.
+func runMigrate(ctx context.Context, g *globalOptions, from, to string, out io.Writer) (err error) {
+	remote := state.RemoteOptions{Prefix: g.redisPrefix}
+	src, err := state.Open(ctx, from, &state.Options{ReadOnly: true, Remote: remote})
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, d.Close()) }()
-	// Reading the shards: a shard truncated under us is an error, not SIGBUS.
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if err = d.Fault(r); err == nil {
-				panic(r)
-			}
-		}
-	}()
-	f := d.Meta().Spec
-	r, err := redisstate.Open(ctx, addr, &redisstate.Options{Prefix: g.redisPrefix, Create: true, Spec: &f})
+	defer func() { err = errors.Join(err, src.Close()) }()
+	spec := src.Meta().Spec
+	dst, err := state.Open(ctx, to, &state.Options{Create: true, Spec: &spec, New: src.Template(), Remote: remote,
+		Local: shardfile.Options{Warn: warnState}})
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, r.Close()) }()
-	abs, _ := filepath.Abs(dir)
-	id := fmt.Sprintf("%08x", crc32.ChecksumIEEE([]byte(abs+"|"+d.Meta().Created.String())))
-	prog := r.Progress(id)
-	sent, skipped, empty := 0, 0, 0
-	for i := 0; i < format.Shards; i++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		done, err := prog.Done(ctx, i)
-		if err != nil {
-			return err
-		}
-		switch data := d.Shard(i); {
-		case done:
-			skipped++
-		case allZero(data):
-			empty++
-		default:
-			if err := r.OrShard(ctx, i, data); err != nil {
-				return err
-			}
-			sent++
-		}
-		if err := prog.Mark(ctx, i); err != nil {
-			return err
-		}
+	defer func() { err = errors.Join(err, dst.Close()) }()
+	if err := dst.Meta().Compatible(src.Meta()); err != nil {
+		return fmt.Errorf("migrate: %s into %s: %w", from, to, err)
 	}
-	fmt.Fprintf(out, "%s -> %s: %d shards sent, %d empty, %d already done\n", dir, addr, sent, empty, skipped)
+	var opts state.MergeOptions
+	if state.IsRemote(to) {
+		// Done shards are recorded under the source's identity, so that
+		// an interrupted upload resumes.
+		abs, _ := filepath.Abs(from)
+		opts.Progress = fmt.Sprintf("%08x", crc32.ChecksumIEEE([]byte(abs+"|"+src.Meta().Created.String())))
+	}
+	m, err := dst.Merge(ctx, src, &opts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s -> %s: ", from, to)
+	switch {
+	case spec.Layout == format.Keyed:
+		fmt.Fprintf(out, "%d shards sent, %d empty, %d already done; %s\n", m.Shards, m.Empty, m.Done, describeMerged(spec.Layout, m))
+	case state.IsRemote(to):
+		fmt.Fprintf(out, "%d shards sent, %d empty, %d already done\n", m.Shards, m.Empty, m.Done)
+	default:
+		fmt.Fprintf(out, "%d bits added\n", m.Bits)
+	}
 	return nil
-}
-
-func runDownload(ctx context.Context, g *globalOptions, addr, dir string, out io.Writer) (err error) {
-	r, err := redisstate.Open(ctx, addr, &redisstate.Options{Prefix: g.redisPrefix})
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, r.Close()) }()
-	f := r.Meta().Spec
-	d, err := shardfile.Open(dir, &shardfile.Options{Create: true, Spec: &f, Warn: warnState})
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, d.Close()) }()
-	set := bitcheck.New(d)
-	var added uint64
-	for i := 0; i < format.Shards; i++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		data, err := r.Shard(ctx, i)
-		if err != nil {
-			return err
-		}
-		n, err := set.OrShard(i, data)
-		if err != nil {
-			return err
-		}
-		added += n
-	}
-	fmt.Fprintf(out, "%s -> %s: %d bits added\n", addr, dir, added)
-	return d.Sync()
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }

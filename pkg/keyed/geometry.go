@@ -76,3 +76,10 @@ func (g Geometry) Locate(h uint64) Loc {
 func (g Geometry) alt(b, fp uint32) uint32 {
 	return b ^ (uint32((uint64(fp)*0x9E3779B97F4A7C15)>>40)&g.mask | 1)
 }
+
+// Sum returns a keyed hash that Locate maps to l (l's buckets masked into
+// the geometry; B2 is recomputed from B1 and FP): so a Loc, such as one
+// MergeShard re-inserts, can be decided by anything that takes signatures.
+func (g Geometry) Sum(l Loc) uint64 {
+	return uint64(l.Shard)<<56 | uint64(l.B1&g.mask)<<32 | uint64(l.FP)
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/keyed"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 )
@@ -17,9 +18,8 @@ import (
 // scratch is one Decide call's working memory, reused across calls.
 type scratch struct {
 	sub     []signature.Signature       // distinct signatures of the batch
-	ans     []bool                      // their answers
+	ans     []uint8                     // their answers: a bit, or a keyed.Result
 	met     []bool                      // first occurrence met, when answering
-	lost    []bool                      // keyed: answered new and not stored (both buckets full)
 	first   map[signature.Signature]int // signature → index in sub
 	of      []int                       // batch index → index in sub
 	pending []int                       // indexes in sub not yet decided
@@ -39,11 +39,69 @@ type scratch struct {
 func (r *Redis) Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
+	sc := r.prepare(sigs)
+	defer r.scratch.Put(sc)
+	if err := r.decide(ctx, sc, dryRun); err != nil {
+		if r.onError != AssumeNew {
+			return fmt.Errorf("redisstate: batch of %d: %w", len(sigs), err)
+		}
+		for _, k := range sc.pending {
+			sc.ans[k] = 0
+		}
+		r.assumed.Add(uint64(len(sc.pending)))
+	}
+	var lost uint64
+	for i, k := range sc.of {
+		// Unless a dry run, every occurrence after the first is a
+		// duplicate; but a URL the keyed layout could not store is new
+		// each time, as it is on a local keyed state, and counted.
+		notStored := sc.ans[k] == uint8(keyed.Full) && !dryRun
+		seen[i] = sc.ans[k] == 1 || (sc.met[k] && !dryRun && !notStored)
+		sc.met[k] = true
+		if notStored {
+			lost++
+		}
+	}
+	r.full.Add(lost)
+	return nil
+}
+
+// Insert decides locs on a Keyed state (storing each fingerprint in the
+// first empty slot of B1 then B2, as a decision does) through the same
+// pipeline, retries and WAIT as Decide, and sets res[i] to each one's
+// answer: keyed.MergeShard's Inserter. A batch Redis did not decide fails,
+// whatever OnError says.
+func (r *Redis) Insert(ctx context.Context, locs []keyed.Loc, res []keyed.Result) error {
+	if r.keyed == nil {
+		return fmt.Errorf("redisstate: %w: Insert on layout %s", format.ErrLayout, r.meta.Spec.Layout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	sigs := make([]signature.Signature, len(locs))
+	for i, l := range locs {
+		sigs[i] = signature.Signature(r.geo.Sum(l))
+	}
+	sc := r.prepare(sigs)
+	defer r.scratch.Put(sc)
+	if err := r.decide(ctx, sc, false); err != nil {
+		return fmt.Errorf("redisstate: batch of %d: %w", len(locs), err)
+	}
+	for i, k := range sc.of {
+		res[i] = keyed.Result(sc.ans[k])
+		if sc.met[k] && res[i] != keyed.Full {
+			res[i] = keyed.Dup
+		}
+		sc.met[k] = true
+	}
+	return nil
+}
+
+// prepare returns scratch holding sigs' distinct signatures, all pending.
+func (r *Redis) prepare(sigs []signature.Signature) *scratch {
 	sc, _ := r.scratch.Get().(*scratch)
 	if sc == nil {
 		sc = &scratch{first: make(map[signature.Signature]int, 1024)}
 	}
-	defer r.scratch.Put(sc)
 	clear(sc.first)
 	sc.sub, sc.of, sc.pending = sc.sub[:0], sc.of[:0], sc.pending[:0]
 	for _, s := range sigs {
@@ -57,34 +115,11 @@ func (r *Redis) Decide(ctx context.Context, sigs []signature.Signature, seen []b
 		sc.of = append(sc.of, k)
 	}
 	if cap(sc.ans) < len(sc.sub) {
-		sc.ans, sc.met, sc.lost = make([]bool, len(sc.sub)), make([]bool, len(sc.sub)), make([]bool, len(sc.sub))
+		sc.ans, sc.met = make([]uint8, len(sc.sub)), make([]bool, len(sc.sub))
 	}
-	sc.ans, sc.met, sc.lost = sc.ans[:len(sc.sub)], sc.met[:len(sc.sub)], sc.lost[:len(sc.sub)]
+	sc.ans, sc.met = sc.ans[:len(sc.sub)], sc.met[:len(sc.sub)]
 	clear(sc.met)
-	clear(sc.lost)
-
-	if err := r.decide(ctx, sc, dryRun); err != nil {
-		if r.onError != AssumeNew {
-			return fmt.Errorf("redisstate: batch of %d: %w", len(sigs), err)
-		}
-		for _, k := range sc.pending {
-			sc.ans[k] = false
-		}
-		r.assumed.Add(uint64(len(sc.pending)))
-	}
-	var lost uint64
-	for i, k := range sc.of {
-		// Unless a dry run, every occurrence after the first is a
-		// duplicate; but a URL the keyed layout could not store is new
-		// each time, as it is on a local keyed state.
-		seen[i] = sc.ans[k] || (sc.met[k] && !dryRun && !sc.lost[k])
-		sc.met[k] = true
-		if sc.lost[k] {
-			lost++
-		}
-	}
-	r.full.Add(lost)
-	return nil
+	return sc
 }
 
 // decide runs the pending commands until none is left, sending again those
@@ -159,8 +194,7 @@ func (r *Redis) run(ctx context.Context, c redis.Cmdable, sc *scratch, ks, left 
 		if e != nil {
 			return nil, nil, fmt.Errorf("%w: %v (the batch may have been partly applied)", ErrUnavailable, e)
 		}
-		sc.ans[ks[j]] = v == 1
-		sc.lost[ks[j]] = v == int64(keyed.Full) && !dryRun
+		sc.ans[ks[j]] = uint8(v)
 	}
 	if waitCmd != nil && len(left) < len(cmds) {
 		if e := waitCmd.Err(); e != nil {

@@ -31,6 +31,25 @@ func (r *Redis) OrShard(ctx context.Context, i int, data []byte) error {
 	return nil
 }
 
+// CopyShard sets shard i's key to data (a shard's bytes, Keyed layout)
+// unless the key exists (SET NX, atomic): a byte copy is right only into an
+// empty shard. It reports whether it copied; when not, the caller merges
+// (keyed.MergeShard with r as the Inserter).
+func (r *Redis) CopyShard(ctx context.Context, i int, data []byte) (bool, error) {
+	if int64(len(data)) > r.meta.Sizes.ShardBytes {
+		return false, fmt.Errorf("redisstate: copy into %s: %w: %d bytes, shards of %d", r.keys[i], format.ErrShardSize, len(data), r.meta.Sizes.ShardBytes)
+	}
+	n := len(data) // a key ends at its last slot written; the rest reads as zeros
+	for n > 0 && data[n-1] == 0 {
+		n--
+	}
+	ok, err := r.c.SetNX(ctx, r.keys[i], data[:(n+3)&^3], 0).Result()
+	if err != nil {
+		return false, fmt.Errorf("redisstate: copy into %s: %w: %v", r.keys[i], ErrUnavailable, err)
+	}
+	return ok, nil
+}
+
 // Shard returns shard i's bytes, padded with zeros to the shard size (Redis
 // drops trailing zero bytes it never wrote).
 func (r *Redis) Shard(ctx context.Context, i int) ([]byte, error) {
@@ -41,10 +60,11 @@ func (r *Redis) Shard(ctx context.Context, i int) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redisstate: read %s: %w: %v", r.keys[i], ErrUnavailable, err)
 	}
-	if len(b) > format.ShardBytes {
-		return nil, fmt.Errorf("redisstate: %s: %w: %d bytes", r.keys[i], format.ErrShardSize, len(b))
+	size := r.meta.Sizes.ShardBytes
+	if int64(len(b)) > size {
+		return nil, fmt.Errorf("redisstate: %s: %w: %d bytes, shards of %d", r.keys[i], format.ErrShardSize, len(b), size)
 	}
-	out := make([]byte, format.ShardBytes)
+	out := make([]byte, size)
 	copy(out, b)
 	return out, nil
 }

@@ -1,7 +1,7 @@
 // Package state opens "a state" wherever it is kept and gives every front
 // end (filter, check, stats, init, replay, capture, serve, merge, snapshot,
-// the API) one backend to decide against. (migrate copies shard bytes
-// between a directory and Redis, so it opens the two kinds itself.)
+// the API) one backend to decide against; State.Merge adds one state's
+// URLs to another's, directory or Redis, for merge and migrate.
 //
 // A state is a directory of shard files (package shardfile), or a bitmap in
 // Redis or Redis Cluster (package redisstate), optionally behind a local
