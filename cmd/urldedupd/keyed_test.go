@@ -292,3 +292,82 @@ func TestInitRefusals(t *testing.T) {
 		}
 	}
 }
+
+// Every command on a keyed state: replay (twice: the second finds nothing
+// new), filter and check agree with it, stats --json counts what was
+// stored, serve's API answers from the same state and reports it in
+// /v1/stats, and a snapshot holds everything, with the same key.
+func TestKeyedEveryCommand(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "state")
+	initKeyed(t, []string{"--dir", dir})
+	want := expectedURLs(t)
+	out, stderr, code := run(t, nil, "--dir", dir, "replay", capturePath)
+	if code != 0 || strings.Count(out, "\n") != len(want) || !strings.Contains(stderr, "new 25  dup 0") {
+		t.Fatalf("replay: %d %q %q", code, out, stderr)
+	}
+	if out, stderr, code := run(t, nil, "--dir", dir, "replay", capturePath); code != 0 || out != "" || !strings.Contains(stderr, "new 0  dup 25") {
+		t.Fatalf("second replay: %d %q %q", code, out, stderr)
+	}
+	if out, _, code := run(t, strings.NewReader(strings.Join(want, "\n")+"\nhttp://fresh.example/\n"), "--dir", dir, "filter"); code != 0 || out != "http://fresh.example/\n" {
+		t.Fatalf("filter after replay: %d %q", code, out)
+	}
+	if out, _, code := run(t, nil, "--dir", dir, "check", want[0], "http://never.example/"); code != 0 || out != "dup\t"+want[0]+"\nnew\thttp://never.example/\n" {
+		t.Fatalf("check: %d %q", code, out)
+	}
+	var rep struct {
+		Layout      string   `json:"layout"`
+		SlotsUsed   uint64   `json:"slots_used"`
+		FalseDup    float64  `json:"false_duplicate_chance"`
+		Capacity    uint64   `json:"capacity"`
+		CapUsed     *float64 `json:"capacity_used"`
+		NotStoredCh *float64 `json:"not_stored_chance"`
+	}
+	stats := func(args ...string) {
+		t.Helper()
+		out, _, code := run(t, nil, append([]string{"--dir", dir}, args...)...)
+		if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+			t.Fatalf("stats --json: %d %v %q", code, err, out)
+		}
+	}
+	stats("stats", "--json")
+	distinct := uint64(len(want) + 1)
+	if rep.Layout != "keyed" || rep.SlotsUsed != distinct || !(rep.FalseDup > 0 && rep.FalseDup < 1e-12) ||
+		rep.Capacity < 60_000_000 || rep.CapUsed == nil || rep.NotStoredCh == nil || *rep.NotStoredCh != 0 {
+		t.Fatalf("stats: %+v, want %d slots used", rep, distinct)
+	}
+
+	_, sock := serve(t, dir)
+	c := unixClient(sock)
+	code, body := post(t, c, "/v1/check", want[0]+"\nhttp://api.example/\nhttp://api.example/\n")
+	if code != 200 || body != "dup\nnew\ndup\n" {
+		t.Fatalf("API: %d %q", code, body)
+	}
+	resp, err := c.Get("http://urldedupd/v1/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&rep)
+	resp.Body.Close()
+	if err != nil || rep.Layout != "keyed" || rep.SlotsUsed != distinct+1 {
+		t.Fatalf("/v1/stats: %v %+v, want %d slots used", err, rep, distinct+1)
+	}
+
+	snap := filepath.Join(tmp, "snap")
+	if _, stderr, code := run(t, nil, "--dir", dir, "snapshot", snap); code != 0 {
+		t.Fatalf("snapshot: %d %s", code, stderr)
+	}
+	fi, err := os.Stat(filepath.Join(snap, format.KeyName))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("snapshot key file: %v %v", fi, err)
+	}
+	k1, _ := os.ReadFile(filepath.Join(dir, format.KeyName))
+	k2, _ := os.ReadFile(filepath.Join(snap, format.KeyName))
+	if !bytes.Equal(k1, k2) {
+		t.Fatal("the snapshot has another key")
+	}
+	in := strings.Join(append(want, "http://fresh.example/", "http://api.example/", "http://after.example/"), "\n") + "\n"
+	if out, _, code := run(t, strings.NewReader(in), "--dir", snap, "filter", "--dry-run"); code != 0 || out != "http://after.example/\n" {
+		t.Fatalf("snapshot answers: %d %q", code, out)
+	}
+}
