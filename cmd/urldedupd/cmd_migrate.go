@@ -78,7 +78,7 @@ func runMigrate(ctx context.Context, g *globalOptions, from, to string, out io.W
 	}
 	defer func() { err = errors.Join(err, dst.Close()) }()
 	if err := dst.Meta().Compatible(src.Meta()); err != nil {
-		return fmt.Errorf("migrate: %s into %s: %w", from, to, err)
+		return fmt.Errorf("migrate: %s into %s: %w", src, dst, err)
 	}
 	var opts state.MergeOptions
 	if state.IsRemote(to) {
@@ -91,7 +91,7 @@ func runMigrate(ctx context.Context, g *globalOptions, from, to string, out io.W
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%s -> %s: ", from, to)
+	fmt.Fprintf(out, "%s -> %s: ", src, dst) // not from and to: a Redis address may hold a password
 	switch {
 	case spec.Layout == format.Keyed:
 		fmt.Fprintf(out, "%d shards sent, %d empty, %d already done; %s\n", m.Shards, m.Empty, m.Done, describeMerged(spec.Layout, m))

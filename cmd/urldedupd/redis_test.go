@@ -387,3 +387,26 @@ func TestRedisAssumeNew(t *testing.T) {
 		t.Fatalf("with Redis down: %d new, stderr %q", strings.Count(got, "new\t"), stderr.String())
 	}
 }
+
+// migrate names the Redis state by its key prefix, never by the address it
+// was given, which may hold a password.
+func TestMigrateHidesPassword(t *testing.T) {
+	addr := redistest.Server(t)
+	port := strings.TrimSuffix(strings.TrimPrefix(addr, "redis://127.0.0.1:"), "/0")
+	if out, err := exec.Command("redis-cli", "-p", port, "CONFIG", "SET", "requirepass", "s3cret-pw").CombinedOutput(); err != nil {
+		t.Fatalf("requirepass: %v %s", err, out)
+	}
+	local := filepath.Join(t.TempDir(), "state")
+	if _, _, code := run(t, strings.NewReader("http://a.example/\n"), "--dir", local, "filter"); code != 0 {
+		t.Fatal("filter")
+	}
+	backend := "redis://:s3cret-pw@127.0.0.1:" + port + "/0"
+	out, stderr, code := run(t, nil, "migrate", "--from", local, "--to", backend)
+	if code != 0 || strings.Contains(out+stderr, "s3cret") || !strings.Contains(out, "redis urldedupd") {
+		t.Fatalf("migrate: %d %q %q", code, out, stderr)
+	}
+	_, stderr, code = run(t, nil, "migrate", "--from", backend, "--to", filepath.Join(t.TempDir(), "back"))
+	if code != 0 || strings.Contains(stderr, "s3cret") {
+		t.Fatalf("migrate back: %d %q", code, stderr)
+	}
+}
