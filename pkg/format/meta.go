@@ -220,3 +220,32 @@ func (m *Meta) decodePlan(f map[string]string) error {
 	}
 	return nil
 }
+
+// Creating returns the metadata of a state being created now: that of
+// asked (its spec, sizes, key and plan) when not nil, else NewMeta of spec
+// (Default when nil). When both are given they must agree (ErrMismatch).
+// The sizes must suit the layout (ErrLayout); a Keyed state must come with
+// its key (ErrKey), whose id it records.
+func Creating(spec *Spec, asked *Meta, now time.Time) (Meta, error) {
+	s := Default
+	if spec != nil {
+		s = *spec
+	}
+	m := NewMeta(s, now)
+	if asked != nil {
+		if spec != nil && asked.Spec != *spec {
+			return m, fmt.Errorf("%w: asked to create %s as %s", ErrMismatch, asked.Spec, *spec)
+		}
+		m.Spec, m.Sizes, m.Key, m.Capacity, m.FalseDup = asked.Spec, asked.Sizes, asked.Key, asked.Capacity, asked.FalseDup
+	}
+	if err := m.Spec.Layout.CheckSizes(m.Sizes); err != nil {
+		return m, err
+	}
+	if m.Spec.Layout == Keyed {
+		if m.Key == nil {
+			return m, fmt.Errorf("%w: a keyed state needs its key to be created", ErrKey)
+		}
+		m.KeyID = KeyID(*m.Key)
+	}
+	return m, nil
+}

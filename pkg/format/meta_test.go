@@ -176,3 +176,36 @@ func TestKeyedMeta(t *testing.T) {
 		}
 	}
 }
+
+// Creating: the metadata a new state gets, and what it refuses.
+func TestCreating(t *testing.T) {
+	now := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	k := signature.Key{5}
+	keyed := format.NewMeta(format.KeyedSpec(signature.Safe), now)
+	keyed.Sizes.ShardBytes, keyed.Key, keyed.Capacity, keyed.FalseDup = 8<<20, &k, 1000, 0.01
+	m, err := format.Creating(nil, &keyed, now)
+	if err != nil || m.KeyID != format.KeyID(k) || m.Sizes != keyed.Sizes || m.Capacity != 1000 || m.Spec != keyed.Spec {
+		t.Fatalf("Creating(keyed) = %+v, %v", m, err)
+	}
+	if m, err := format.Creating(nil, nil, now); err != nil || m.Spec != format.Default || m.Sizes != format.DefaultSizes {
+		t.Fatalf("Creating(nil, nil) = %+v, %v", m, err)
+	}
+	noKey := keyed
+	noKey.Key = nil
+	odd := keyed
+	odd.Sizes.ShardBytes = 3 << 20
+	for _, tt := range []struct {
+		name  string
+		spec  *format.Spec
+		asked *format.Meta
+		want  error
+	}{
+		{"spec and asked disagree", &format.Default, &keyed, format.ErrMismatch},
+		{"keyed without its key", nil, &noKey, format.ErrKey},
+		{"a size the layout cannot have", nil, &odd, format.ErrLayout},
+	} {
+		if _, err := format.Creating(tt.spec, tt.asked, now); !errors.Is(err, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, err, tt.want)
+		}
+	}
+}

@@ -213,27 +213,11 @@ func (r *Redis) loadMeta(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// newMeta returns the metadata Create writes from opts.
+// newMeta returns the metadata Create makes from opts.
 func newMeta(opts *Options) (format.Meta, error) {
-	spec := format.Default
-	if opts.Spec != nil {
-		spec = *opts.Spec
-	}
-	m := format.NewMeta(spec, time.Now())
-	if n := opts.New; n != nil {
-		if opts.Spec != nil && n.Spec != *opts.Spec {
-			return m, fmt.Errorf("redisstate: %w: asked to create %s as %s", format.ErrMismatch, n.Spec, *opts.Spec)
-		}
-		m.Spec, m.Sizes, m.Key, m.Capacity, m.FalseDup = n.Spec, n.Sizes, n.Key, n.Capacity, n.FalseDup
-	}
-	if err := m.Spec.Layout.CheckSizes(m.Sizes); err != nil {
+	m, err := format.Creating(opts.Spec, opts.New, time.Now())
+	if err != nil {
 		return m, fmt.Errorf("redisstate: %w", err)
-	}
-	if m.Spec.Layout == format.Keyed {
-		if m.Key == nil {
-			return m, fmt.Errorf("redisstate: %w: a keyed state needs its key to be created", format.ErrKey)
-		}
-		m.KeyID = format.KeyID(*m.Key)
 	}
 	return m, nil
 }

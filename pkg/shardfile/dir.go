@@ -132,26 +132,9 @@ func (d *Dir) readKey() error {
 
 // newMeta returns the metadata Create makes from opts.
 func newMeta(opts *Options) (format.Meta, error) {
-	spec := format.Default
-	if opts.Spec != nil {
-		spec = *opts.Spec
-	}
-	m := format.NewMeta(spec, time.Now())
-	if opts.New != nil {
-		if opts.Spec != nil && opts.New.Spec != *opts.Spec {
-			return m, fmt.Errorf("shardfile: %w: asked to create %s as %s", format.ErrMismatch, opts.New.Spec, *opts.Spec)
-		}
-		m.Spec, m.Sizes, m.KeyID, m.Key = opts.New.Spec, opts.New.Sizes, opts.New.KeyID, opts.New.Key
-		m.Capacity, m.FalseDup = opts.New.Capacity, opts.New.FalseDup
-	}
-	if err := m.Spec.Layout.CheckSizes(m.Sizes); err != nil {
+	m, err := format.Creating(opts.Spec, opts.New, time.Now())
+	if err != nil {
 		return m, fmt.Errorf("shardfile: %w", err)
-	}
-	if m.Spec.Layout == format.Keyed {
-		if m.Key == nil {
-			return m, fmt.Errorf("shardfile: %w: a keyed state needs its key to be created", format.ErrKey)
-		}
-		m.KeyID = format.KeyID(*m.Key)
 	}
 	return m, nil
 }
