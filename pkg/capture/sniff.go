@@ -268,9 +268,12 @@ func (p *reqParser) socks4(b []byte) (sniffResult, int, StreamKind) {
 	if len(b) < 9 {
 		return sniffMore, 0, 0
 	}
+	// A USERID (and a 4a name) of over 255 bytes is not SOCKS, whether its
+	// NUL has come yet or not: the same answer for a stream read whole or
+	// in pieces.
 	user := bytes.IndexByte(b[8:], 0)
-	if user < 0 {
-		if len(b) > 8+255 {
+	if user < 0 || user > 255 {
+		if user > 255 || len(b) > 8+255 {
 			return sniffHTTP, 0, 0
 		}
 		return sniffMore, 0, 0
@@ -279,8 +282,8 @@ func (p *reqParser) socks4(b []byte) (sniffResult, int, StreamKind) {
 	port := binary.BigEndian.Uint16(b[2:4])
 	if b[4] == 0 && b[5] == 0 && b[6] == 0 && b[7] != 0 { // 4a
 		name := bytes.IndexByte(b[n:], 0)
-		if name < 0 {
-			if len(b)-n > 255 {
+		if name < 0 || name > 255 {
+			if name > 255 || len(b)-n > 255 {
 				return sniffHTTP, 0, 0
 			}
 			return sniffMore, 0, 0
