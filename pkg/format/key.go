@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -62,6 +63,10 @@ func ReadKeyFile(path string) (signature.Key, error) {
 	var k signature.Key
 	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
 	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			// O_NOFOLLOW's ELOOP ("too many levels of symbolic links") says it poorly.
+			return k, fmt.Errorf("key file %s: %w: a symbolic link (want a regular file)", path, ErrKey)
+		}
 		return k, fmt.Errorf("key file %s: %w", path, err)
 	}
 	defer f.Close()

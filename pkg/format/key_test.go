@@ -73,8 +73,8 @@ func TestKeyFileRefused(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "key")
 	os.WriteFile(target, []byte(good), 0o600)
 	os.Symlink(target, link)
-	if _, err := format.ReadKeyFile(link); err == nil || !strings.Contains(err.Error(), link) {
-		t.Errorf("ReadKeyFile(symlink) = %v, want an error naming it", err)
+	if _, err := format.ReadKeyFile(link); !errors.Is(err, format.ErrKey) || !strings.Contains(err.Error(), link) || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("ReadKeyFile(symlink) = %v, want ErrKey naming it a symbolic link", err)
 	}
 }
 
