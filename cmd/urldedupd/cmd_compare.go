@@ -27,7 +27,7 @@ func (o *compareOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.urls, "urls", "", "insert the URLs of this file, one per line (- for stdin)")
 	fs.IntVar(&o.synthetic, "synthetic", 0, "insert this many synthetic distinct URLs instead")
 	fs.StringVar(&o.heldOut, "held-out", "", "then query the URLs of this file (those inserted are left out)")
-	fs.IntVar(&o.heldOutN, "held-out-synthetic", 0, "then query this many synthetic URLs distinct from the inserted ones (default: as many as were inserted)")
+	fs.IntVar(&o.heldOutN, "held-out-synthetic", 0, "then query this many synthetic URLs distinct from the inserted ones (default: as many as --synthetic, at least 100,000)")
 	fs.StringVar(&o.layouts, "layouts", strings.Join(compare.Layouts, ","), "layouts to compare, comma-separated")
 	fs.StringVar(&o.memory, "memory", "512MiB", "memory of each layout where its rules allow (bitmap is always 512MiB; keyed takes 256 shards of a power of two)")
 	fs.StringVar(&o.plot, "plot", "", "also draw the false-duplicate rate against URLs inserted, measured and by formula, log-log, to this .svg or .png file")
@@ -89,7 +89,6 @@ func runCompare(o *compareOptions, stdin io.Reader, out, stderr io.Writer) error
 			opts.Layouts = append(opts.Layouts, l)
 		}
 	}
-	inserted := o.synthetic
 	if o.urls != "" {
 		f, err := openInput(o.urls, stdin)
 		if err != nil {
@@ -120,15 +119,12 @@ func runCompare(o *compareOptions, stdin io.Reader, out, stderr io.Writer) error
 			return err
 		}
 	}
-	if o.urls != "" && len(res) > 0 {
-		inserted = int(res[0].InsertFalseDup.Trials) // distinct; the rate below is per distinct URL then
-	}
 	if o.json {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	return compare.WriteTable(out, res, inserted)
+	return compare.WriteTable(out, res)
 }
 
 // openInput opens a file, or stdin for "-".

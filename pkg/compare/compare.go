@@ -50,6 +50,7 @@ type Point struct {
 // Result is one layout's measurement.
 type Result struct {
 	Info
+	Lines          uint64        `json:"lines"`    // URLs inserted, repeats included
 	Inserted       uint64        `json:"inserted"` // distinct URLs inserted
 	InsertTime     time.Duration `json:"insert_ns"`
 	QueryTime      time.Duration `json:"query_ns"`
@@ -62,8 +63,8 @@ type Result struct {
 // BytesPerURL is the layout's bytes per distinct URL inserted.
 func (r Result) BytesPerURL() float64 { return float64(r.Bytes) / math.Max(1, float64(r.Inserted)) }
 
-// InsertRate and QueryRate are URLs per second.
-func (r Result) InsertRate(urls int) float64 { return float64(urls) / r.InsertTime.Seconds() }
+// InsertRate is URLs inserted (repeats included) per second.
+func (r Result) InsertRate() float64 { return float64(r.Lines) / r.InsertTime.Seconds() }
 
 // QueryRate is held-out URLs per second.
 func (r Result) QueryRate() float64 { return float64(r.FalseDup.Trials) / r.QueryTime.Seconds() }
@@ -127,7 +128,7 @@ func Run(o Options) ([]Result, error) {
 }
 
 func measure(c contender, in [][]byte, repeat []bool, held [][]byte, curve bool) (Result, error) {
-	var r Result
+	r := Result{Lines: uint64(len(in))}
 	seen := make([]bool, batch)
 	sample := held[:min(len(held), 100_000)]
 	next := uint64(1000)

@@ -36,7 +36,7 @@ func TestRunMatchesTheory(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	if err := compare.WriteTable(&out, res, n); err != nil {
+	if err := compare.WriteTable(&out, res); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range []string{"bloom", "mdbf", "dsbf", "hashtable", "exact", "false dup [95% CI]"} {

@@ -6,14 +6,13 @@ import (
 	"text/tabwriter"
 )
 
-// WriteTable prints results as an aligned table; urls is how many URLs
-// were inserted (repeats included), for the insert rate.
-func WriteTable(w io.Writer, results []Result, urls int) error {
+// WriteTable prints results as an aligned table.
+func WriteTable(w io.Writer, results []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "layout\tbytes/URL\tinsert/s\tquery/s\tfalse dup [95% CI]\ttheory\tpersistent\texactly-once across processes\tparameters")
 	for _, r := range results {
 		lo, hi := r.FalseDup.Interval()
-		fmt.Fprintf(tw, "%s\t%.3g\t%s\t%s\t%s [%s, %s]\t%s\t%v\t%s\t%s\n", r.Layout, r.BytesPerURL(), si(r.InsertRate(urls)), si(r.QueryRate()),
+		fmt.Fprintf(tw, "%s\t%.3g\t%s\t%s\t%s [%s, %s]\t%s\t%v\t%s\t%s\n", r.Layout, r.BytesPerURL(), si(r.InsertRate()), si(r.QueryRate()),
 			sci(r.FalseDup.Value()), sci(lo), sci(hi), sci(r.Theory), yes(r.Persistent), r.ExactlyOnce, r.Params)
 	}
 	return tw.Flush()
