@@ -26,15 +26,20 @@ type initOptions struct {
 	falseDup  float64
 	size      string
 	keyFile   string
+	filter    format.Filter
 }
 
 func (o *initOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.layout, "layout", "bitmap", "layout: bitmap (the patent's: one bit per CRC32) or keyed (keyed fingerprints: no forgeable collisions, far fewer false duplicates)")
+	fs.StringVar(&o.layout, "layout", "bitmap", "layout: bitmap (the patent's: one bit per CRC32), keyed (keyed fingerprints: no forgeable collisions, far fewer false duplicates), or the literature's bloom, mdbf, dsbf (state directories only)")
 	fs.StringVar(&o.normalize, "normalize", "safe", "URL normalization: safe (RFC 3986 6.2.2-6.2.3) or none (raw bytes)")
 	fs.StringVar(&o.signature, "signature", "", "bitmap signature: crc32 (IEEE, as zlib; the default) or crc32c (Castagnoli); keyed is always siphash-1-3")
 	fs.Uint64Var(&o.capacity, "capacity", 0, "plan the state for this many distinct URLs (with --false-dup); keyed picks its size from it")
 	fs.Float64Var(&o.falseDup, "false-dup", 0, "with --capacity: the largest chance, at that capacity, that a new URL is reported a duplicate (default 1e-6)")
-	fs.StringVar(&o.size, "size", "", "keyed: the state's size, 256 shards of a power of two from 2 MiB to 1 GiB (512MiB, 8GiB, or bytes); bitmap is always 512MiB")
+	fs.StringVar(&o.size, "size", "", "the state's size: keyed, 256 shards of a power of two from 2 MiB to 1 GiB (512MiB, 8GiB, or bytes); bloom, mdbf, dsbf from 4 KiB to 2 MiB (1MiB to 512MiB; a dsbf leaf is a shard); bitmap is always 512MiB")
+	fs.IntVar(&o.filter.K, "k", 0, "bloom, mdbf, dsbf: positions per URL (bloom 1..10; default: best for --capacity, else bloom 4, mdbf 4, dsbf from --fmax)")
+	fs.IntVar(&o.filter.Groups, "groups", 0, "mdbf: the groups S, 1..256 (default 4); each group's V1 and V2 share the state's bits")
+	fs.IntVar(&o.filter.Children, "children", 0, "dsbf: leaves of the first level and children of a split, 2..16 (default 3, or the paper's c for --capacity)")
+	fs.Float64Var(&o.filter.FMax, "fmax", 0, "dsbf: the bound on the false-dup chance however the tree grows (default --false-dup, else 0.01)")
 	fs.StringVar(&o.keyFile, "key-file", "", "keyed: take the secret key from this file (mode 0600), to share one key among states to be merged; a file that does not exist is written with the state's key")
 }
 
@@ -63,6 +68,19 @@ Layouts:
           its capacity a URL whose buckets are full is answered new but not
           stored (stats shows the chance). No collision can be forged
           without the key.
+  bloom   the patent's comparison, a classic Bloom filter over the whole
+          state (1 MiB to 512 MiB) with --k positions per URL.
+  mdbf    the multi-dimensional Bloom filter: --groups groups of a V1 and
+          a V2 of 1/k of its bits; a URL goes into one group and is found
+          in any.
+  dsbf    the dynamic splittable Bloom filter: each shard is a leaf; a URL
+          goes to one of --children leaves, and a leaf past its bound
+          splits into children, keeping the false-dup chance under --fmax
+          as the URLs grow (until its 256 leaves are used).
+  bloom, mdbf and dsbf sign with SipHash-1-3 under a key, as keyed does,
+  live in state directories only, and serialize batches of all processes
+  with a lock the kernel releases when a process dies
+  (docs/literature.md).
 
 --capacity N --false-dup P sizes a keyed state for N distinct URLs with at
 most a P chance that the next new one is reported a duplicate (and at most
@@ -79,7 +97,9 @@ succeeds; with other settings it fails.`,
   urldedupd --dir /var/lib/urldedupd init --normalize none --signature crc32c
   urldedupd --dir /var/lib/urldedupd init --layout keyed --capacity 100000000 --false-dup 1e-6
   urldedupd --dir /srv/sensor1 init --layout keyed --size 8GiB --key-file /etc/urldedupd/fleet.key
-  urldedupd --backend redis://127.0.0.1:6379/0 init --layout keyed`,
+  urldedupd --backend redis://127.0.0.1:6379/0 init --layout keyed
+  urldedupd --dir /tmp/bf init --layout bloom --capacity 1000000 --false-dup 1e-4
+  urldedupd --dir /tmp/dsbf init --layout dsbf --size 64MiB --children 3 --fmax 0.01`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runInit(cmd.Context(), g, o, cmd.OutOrStdout())
@@ -102,18 +122,22 @@ func (o *initOptions) request() (state.Init, error) {
 	}
 	in.Spec = format.Spec{Layout: layout, Mode: mode}
 	switch {
-	case layout == format.Keyed && o.signature != "" && o.signature != signature.SipHash.String():
-		return in, fmt.Errorf("--signature %s: the keyed layout signs with %s", o.signature, signature.SipHash)
-	case layout == format.Keyed:
+	case layout.Keyed() && o.signature != "" && o.signature != signature.SipHash.String():
+		return in, fmt.Errorf("--signature %s: the %s layout signs with %s", o.signature, layout.Name(), signature.SipHash)
+	case layout.Keyed():
 		in.Spec.Algorithm = signature.SipHash
 	case o.signature != "":
 		if in.Spec.Algorithm, err = signature.ParseAlgorithm(o.signature); err != nil || in.Spec.Algorithm.Keyed() {
 			return in, fmt.Errorf("--signature %s: the bitmap layout signs with crc32 or crc32c", o.signature)
 		}
 	}
-	if o.keyFile != "" && layout != format.Keyed {
-		return in, errors.New("--key-file: only the keyed layout has a key")
+	if o.keyFile != "" && !layout.Keyed() {
+		return in, errors.New("--key-file: the bitmap layout has no key")
 	}
+	if o.filter != (format.Filter{}) && !layout.Filter() {
+		return in, errors.New("--k, --groups, --children, --fmax: only for the bloom, mdbf and dsbf layouts")
+	}
+	in.Filter = o.filter
 	if o.size != "" {
 		if in.Size, err = parseBytes(o.size); err != nil {
 			return in, fmt.Errorf("--size: %w", err)
@@ -206,10 +230,24 @@ func describe(m format.Meta) string {
 	if m.KeyID != "" {
 		d += ", key id " + m.KeyID
 	}
+	if f := m.Filter; m.Spec.Layout.Filter() {
+		d += ", " + describeFilter(m.Spec.Layout, f)
+	}
 	if m.Capacity != 0 {
 		d += fmt.Sprintf(", planned for %d URLs at a false-dup chance of at most %g", m.Capacity, m.FalseDup)
 	}
 	return d
+}
+
+// describeFilter names a Bloom-family state's parameters.
+func describeFilter(l format.Layout, f format.Filter) string {
+	switch l {
+	case format.MDBF:
+		return fmt.Sprintf("k %d, %d groups of V1 %d bits + V2 %d bits", f.K, f.Groups, f.V1Bits, f.V1Bits/uint64(f.K))
+	case format.DSBF:
+		return fmt.Sprintf("k %d, %d children, fmax %g", f.K, f.Children, f.FMax)
+	}
+	return fmt.Sprintf("k %d", f.K)
 }
 
 // parseBytes parses a size: bytes, or a number with KiB, MiB, GiB or TiB.

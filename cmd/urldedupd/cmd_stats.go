@@ -88,11 +88,25 @@ func writeStats(out io.Writer, r state.Report, m format.Meta) {
 		fmt.Fprintf(out, "distinct    %s URLs stored (one slot each)\n", group(*r.SlotsUsed))
 	} else {
 		fmt.Fprintf(out, "bits set    %s of %s (fill %s)\n", group(*r.BitsSet), group(r.Bits), percent(r.FillRatio))
-		if r.EstimatedDistinct == nil {
-			fmt.Fprintf(out, "distinct    unknown: the bitmap is full\n")
-		} else {
-			fmt.Fprintf(out, "distinct    ~%s URLs (linear counting)\n", group(uint64(math.Round(*r.EstimatedDistinct))))
+		how := "linear counting"
+		switch {
+		case m.Spec.Layout == format.DSBF:
+			how = "counted in the leaves"
+		case m.Spec.Layout.Filter():
+			how = "estimated from the fill"
 		}
+		if r.EstimatedDistinct == nil {
+			fmt.Fprintf(out, "distinct    unknown: every bit is set\n")
+		} else {
+			fmt.Fprintf(out, "distinct    ~%s URLs (%s)\n", group(uint64(math.Round(*r.EstimatedDistinct))), how)
+		}
+	}
+	if r.Filter != nil {
+		fmt.Fprintf(out, "filter      %s\n", describeFilter(m.Spec.Layout, *r.Filter))
+	}
+	if r.OverBoundLeaves != nil {
+		fmt.Fprintf(out, "tree        height %d, %d leaves (%d live, %s..%s URLs each), %d live leaves past their bound with no room to split\n",
+			r.Height, r.Leaves, r.LiveLeaves, group(r.LeafURLsMin), group(r.LeafURLsMax), *r.OverBoundLeaves)
 	}
 	fmt.Fprintf(out, "false dup   %s chance that the next new URL is reported as a duplicate\n", chance(r.FalseDupChance))
 	if r.NotStoredChance != nil {
@@ -103,6 +117,12 @@ func writeStats(out io.Writer, r state.Report, m format.Meta) {
 	case r.Planned:
 		fmt.Fprintf(out, "capacity    %s URLs at a false-dup chance of at most %g (planned at init); used %s\n",
 			group(r.Capacity), r.PlannedFalseDup, percent(*r.CapacityUsed))
+	case r.Capacity != 0 && m.Spec.Layout == format.DSBF:
+		used := ""
+		if r.CapacityUsed != nil {
+			used = "; used " + percent(*r.CapacityUsed)
+		}
+		fmt.Fprintf(out, "capacity    %s URLs in 256 leaves, each filled to its bound%s\n", group(r.Capacity), used)
 	case r.Capacity != 0:
 		fmt.Fprintf(out, "capacity    %s URLs before the not-stored chance reaches 1e-4; used %s\n", group(r.Capacity), percent(*r.CapacityUsed))
 	default:

@@ -275,7 +275,7 @@ func TestInitRefusals(t *testing.T) {
 		say  string
 	}{
 		{[]string{"--layout", "keyed", "--signature", "crc32"}, 2, "keyed layout signs with siphash-1-3"},
-		{[]string{"--key-file", "/tmp/x"}, 2, "only the keyed layout has a key"},
+		{[]string{"--key-file", "/tmp/x"}, 2, "the bitmap layout has no key"},
 		{[]string{"--layout", "keyed", "--size", "3MiB"}, 2, "power of two"},
 		{[]string{"--layout", "keyed", "--size", "lots"}, 2, "not a size"},
 		{[]string{"--layout", "keyed", "--capacity", "1000000000000", "--false-dup", "1e-12"}, 2, "cannot be met"},

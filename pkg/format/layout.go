@@ -20,48 +20,75 @@ const (
 	// little-endian slots, addressed by a 64-bit SipHash-1-3 of the URL
 	// under the state's secret key (see package keyed).
 	Keyed
+	// Bloom is a classic Bloom filter over the whole state as one bit
+	// array: Filter.K positions per URL by double hashing of its keyed
+	// SipHash-1-3 (see package bloomlayout).
+	Bloom
+	// MDBF is the multi-dimensional Bloom filter: Filter.Groups groups of a
+	// V1 of Filter.V1Bits bits and a V2 of V1Bits/K bits, laid end to end
+	// over the state; a URL is inserted into one group and found in any.
+	MDBF
+	// DSBF is the dynamic splittable Bloom filter: each shard is a leaf (a
+	// header and a Bloom filter), a location hash per level sends a URL to
+	// one of Filter.Children leaves, and a leaf past its bound splits into
+	// the Children leaves numbered after it.
+	DSBF
 )
 
-// String returns the name used in the metadata: "bitmap-1bit" or
-// "keyed-fp32x16".
+// layoutNames are each layout's metadata name and command-line name.
+var layoutNames = [...]struct{ meta, cli string }{
+	Bitmap: {"bitmap-1bit", "bitmap"},
+	Keyed:  {"keyed-fp32x16", "keyed"},
+	Bloom:  {"bloom-dh", "bloom"},
+	MDBF:   {"mdbf-v1v2", "mdbf"},
+	DSBF:   {"dsbf-leaves", "dsbf"},
+}
+
+// Layouts are every layout this build knows, in order.
+var Layouts = []Layout{Bitmap, Keyed, Bloom, MDBF, DSBF}
+
+// String returns the name used in the metadata: "bitmap-1bit",
+// "keyed-fp32x16", "bloom-dh", "mdbf-v1v2" or "dsbf-leaves".
 func (l Layout) String() string {
-	switch l {
-	case Bitmap:
-		return "bitmap-1bit"
-	case Keyed:
-		return "keyed-fp32x16"
+	if int(l) < len(layoutNames) {
+		return layoutNames[l].meta
 	}
 	return fmt.Sprintf("Layout(%d)", uint8(l))
 }
 
-// Name returns the short name used on the command line: "bitmap" or
-// "keyed".
+// Name returns the short name used on the command line: "bitmap", "keyed",
+// "bloom", "mdbf" or "dsbf".
 func (l Layout) Name() string {
-	switch l {
-	case Bitmap:
-		return "bitmap"
-	case Keyed:
-		return "keyed"
+	if int(l) < len(layoutNames) {
+		return layoutNames[l].cli
 	}
 	return l.String()
 }
 
 // ParseLayout parses a name returned by [Layout.String] or [Layout.Name].
 func ParseLayout(name string) (Layout, error) {
-	switch name {
-	case "bitmap-1bit", "bitmap":
-		return Bitmap, nil
-	case "keyed-fp32x16", "keyed":
-		return Keyed, nil
+	for l, n := range layoutNames {
+		if name == n.meta || name == n.cli {
+			return Layout(l), nil
+		}
 	}
-	return 0, fmt.Errorf("%w: layout %q (this build knows bitmap and keyed)", ErrLayout, name)
+	return 0, fmt.Errorf("%w: layout %q (this build knows bitmap, keyed, bloom, mdbf and dsbf)", ErrLayout, name)
 }
 
+// Keyed reports whether states of the layout sign URLs with SipHash-1-3
+// under a secret key of their own (kept in the key file, or in Redis's
+// metadata): every layout but Bitmap.
+func (l Layout) Keyed() bool { return l != Bitmap }
+
+// Filter reports whether the layout is one of the Bloom family (Bloom,
+// MDBF, DSBF), whose parameters are in Meta.Filter.
+func (l Layout) Filter() bool { return l == Bloom || l == MDBF || l == DSBF }
+
 // Algorithm returns the signature algorithm a layout requires, when it
-// requires one: SipHash for Keyed; ok is false for Bitmap, which takes
-// either CRC32.
+// requires one: SipHash for the keyed layouts; ok is false for Bitmap,
+// which takes either CRC32.
 func (l Layout) Algorithm() (a signature.Algorithm, ok bool) {
-	if l == Keyed {
+	if l.Keyed() {
 		return signature.SipHash, true
 	}
 	return 0, false
@@ -95,6 +122,10 @@ const (
 	// MaxShardBytes is the largest Keyed shard, 1 GiB: 2^24 buckets, as
 	// many as the 24 bucket bits of the keyed hash address.
 	MaxShardBytes = 1 << 30
+	// MinFilterShardBytes is the smallest shard of the Bloom family, 4
+	// KiB (a state of 1 MiB); their largest is ShardBytes (512 MiB, 2^32
+	// bits, as far as 32-bit positions reach).
+	MinFilterShardBytes = 4 << 10
 )
 
 // DefaultSizes are the patent's: 256 shards of 2 MiB.
@@ -106,20 +137,24 @@ func (s Sizes) Bytes() int64 { return int64(s.Shards) * s.ShardBytes }
 // CheckSizes returns an error wrapping ErrLayout unless the layout can use
 // sizes s. Every layout has 256 shards; a shard of the Bitmap layout is
 // exactly 2 MiB (every 32-bit signature has its bit), one of the Keyed
-// layout any power of two from 2 MiB to 1 GiB.
+// layout any power of two from 2 MiB to 1 GiB, one of the Bloom family any
+// power of two from 4 KiB to 2 MiB.
 func (l Layout) CheckSizes(s Sizes) error {
+	lo, hi := int64(ShardBytes), int64(ShardBytes)
 	switch {
-	case s.Shards != Shards:
-	case l == Keyed && s.ShardBytes >= ShardBytes && s.ShardBytes <= MaxShardBytes && bits.OnesCount64(uint64(s.ShardBytes)) == 1:
-		return nil
-	case l != Keyed && s.ShardBytes == ShardBytes:
+	case l == Keyed:
+		hi = MaxShardBytes
+	case l.Filter():
+		lo = MinFilterShardBytes
+	}
+	if s.Shards == Shards && s.ShardBytes >= lo && s.ShardBytes <= hi && bits.OnesCount64(uint64(s.ShardBytes)) == 1 {
 		return nil
 	}
-	if l == Keyed {
-		return fmt.Errorf("%w: %d shards of %d bytes (want %d of a power of two from %d to %d)", ErrLayout,
-			s.Shards, s.ShardBytes, Shards, ShardBytes, MaxShardBytes)
+	if lo == hi {
+		return fmt.Errorf("%w: %d shards of %d bytes (want %d of %d)", ErrLayout, s.Shards, s.ShardBytes, Shards, ShardBytes)
 	}
-	return fmt.Errorf("%w: %d shards of %d bytes (want %d of %d)", ErrLayout, s.Shards, s.ShardBytes, Shards, ShardBytes)
+	return fmt.Errorf("%w: %d shards of %d bytes (want %d of a power of two from %d to %d)", ErrLayout,
+		s.Shards, s.ShardBytes, Shards, lo, hi)
 }
 
 // ShardName returns the name of shard i, as a file in a state directory

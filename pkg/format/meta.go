@@ -40,7 +40,10 @@ type Meta struct {
 	// a duplicate. Zero when it was not planned.
 	Capacity uint64
 	FalseDup float64
-	Created  time.Time
+	// Filter are the parameters of the Bloom family's layouts (Bloom,
+	// MDBF, DSBF); zero for the others.
+	Filter  Filter
+	Created time.Time
 }
 
 // NewMeta returns the metadata of a new state of spec s, with the default
@@ -73,6 +76,8 @@ func (m Meta) Compatible(o Meta) error {
 			m.Sizes.Shards, m.Sizes.ShardBytes, o.Sizes.Shards, o.Sizes.ShardBytes)
 	case m.KeyID != o.KeyID:
 		return fmt.Errorf("%w: the states have different keys", ErrMismatch)
+	case m.Filter != o.Filter:
+		return fmt.Errorf("%w: filter %+v; the other has %+v", ErrMismatch, m.Filter, o.Filter)
 	}
 	return nil
 }
@@ -93,6 +98,7 @@ func (m Meta) MarshalText() ([]byte, error) {
 	if m.Key != nil {
 		fmt.Fprintf(&b, "key %x\n", m.Key[:])
 	}
+	m.Filter.marshal(func(k string, v any) { fmt.Fprintf(&b, "%s %v\n", k, v) })
 	if m.Capacity != 0 {
 		fmt.Fprintf(&b, "capacity %d\n", m.Capacity)
 		fmt.Fprintf(&b, "false-dup %s\n", strconv.FormatFloat(m.FalseDup, 'g', -1, 64))
@@ -168,6 +174,12 @@ func (m *Meta) decodeFields(f map[string]string) error {
 	if err := m.Spec.Layout.CheckSizes(m.Sizes); err != nil {
 		return err
 	}
+	if err := m.Filter.unmarshal(f); err != nil {
+		return err
+	}
+	if err := m.Spec.Layout.checkFilter(m.Filter, m.Sizes); err != nil {
+		return err
+	}
 	if err := m.decodeKey(f); err != nil {
 		return err
 	}
@@ -181,7 +193,7 @@ func (m *Meta) decodeFields(f map[string]string) error {
 }
 
 func (m *Meta) decodeKey(f map[string]string) error {
-	keyed := m.Spec.Layout == Keyed
+	keyed := m.Spec.Layout.Keyed()
 	switch {
 	case !keyed && (m.KeyID != "" || f["key"] != ""):
 		return fmt.Errorf("%w: layout %s has no key, but a key is given", ErrLayout, m.Spec.Layout)
@@ -237,11 +249,15 @@ func Creating(spec *Spec, asked *Meta, now time.Time) (Meta, error) {
 			return m, fmt.Errorf("%w: asked to create %s as %s", ErrMismatch, asked.Spec, *spec)
 		}
 		m.Spec, m.Sizes, m.Key, m.Capacity, m.FalseDup = asked.Spec, asked.Sizes, asked.Key, asked.Capacity, asked.FalseDup
+		m.Filter = asked.Filter
 	}
 	if err := m.Spec.Layout.CheckSizes(m.Sizes); err != nil {
 		return m, err
 	}
-	if m.Spec.Layout == Keyed {
+	if err := m.Spec.Layout.checkFilter(m.Filter, m.Sizes); err != nil {
+		return m, err
+	}
+	if m.Spec.Layout.Keyed() {
 		if m.Key == nil {
 			return m, fmt.Errorf("%w: a keyed state needs its key to be created", ErrKey)
 		}

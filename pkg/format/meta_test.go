@@ -31,7 +31,7 @@ func TestMetaGolden(t *testing.T) {
 }
 
 func TestLayoutNames(t *testing.T) {
-	for _, l := range []format.Layout{format.Bitmap, format.Keyed} {
+	for _, l := range format.Layouts {
 		for _, name := range []string{l.String(), l.Name()} {
 			got, err := format.ParseLayout(name)
 			if err != nil || got != l {
@@ -39,8 +39,8 @@ func TestLayoutNames(t *testing.T) {
 			}
 		}
 	}
-	if _, err := format.ParseLayout("bloom"); !errors.Is(err, format.ErrLayout) {
-		t.Errorf("ParseLayout(bloom) = %v, want ErrLayout", err)
+	if _, err := format.ParseLayout("cuckoo"); !errors.Is(err, format.ErrLayout) {
+		t.Errorf("ParseLayout(cuckoo) = %v, want ErrLayout", err)
 	}
 }
 

@@ -205,6 +205,9 @@ func (r *Redis) loadMeta(ctx context.Context, opts *Options) error {
 	if err := r.meta.UnmarshalText(data); err != nil {
 		return fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
 	}
+	if err := inRedis(r.meta.Spec.Layout); err != nil {
+		return fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
+	}
 	if opts.Spec != nil {
 		if err := r.meta.Require(r.metaKey(), *opts.Spec); err != nil {
 			return fmt.Errorf("redisstate: %w", err)
@@ -216,10 +219,22 @@ func (r *Redis) loadMeta(ctx context.Context, opts *Options) error {
 // newMeta returns the metadata Create makes from opts.
 func newMeta(opts *Options) (format.Meta, error) {
 	m, err := format.Creating(opts.Spec, opts.New, time.Now())
+	if err == nil {
+		err = inRedis(m.Spec.Layout)
+	}
 	if err != nil {
 		return m, fmt.Errorf("redisstate: %w", err)
 	}
 	return m, nil
+}
+
+// inRedis returns an error wrapping format.ErrLayout for a layout this
+// build keeps only in state directories: the Bloom family's.
+func inRedis(l format.Layout) error {
+	if l.Filter() {
+		return fmt.Errorf("%w: layout %s is kept in a state directory only in this build (in Redis: bitmap or keyed)", format.ErrLayout, l.Name())
+	}
+	return nil
 }
 
 // Meta returns the state's metadata; for the Keyed layout it carries the

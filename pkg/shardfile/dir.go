@@ -112,7 +112,7 @@ func (d *Dir) open(opts *Options) error {
 // readKey reads a Keyed state's key file and checks it against the
 // metadata's key id.
 func (d *Dir) readKey() error {
-	if d.meta.Spec.Layout != format.Keyed {
+	if !d.meta.Spec.Layout.Keyed() {
 		return nil
 	}
 	p := format.KeyPath(d.path)

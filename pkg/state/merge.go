@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"github.com/urldedupd/urldedupd/pkg/bloomlayout"
 	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/keyed"
 )
@@ -59,6 +60,9 @@ func (s *State) Merge(ctx context.Context, src *State, opts *MergeOptions) (m Me
 	}
 	if s.redis == nil && s.dir.ReadOnly() {
 		return m, fmt.Errorf("state: merge into %s: %w", s, keyed.ErrReadOnly)
+	}
+	if s.meta.Spec.Layout == format.DSBF {
+		return m, fmt.Errorf("state: merge %s into %s: %w", src, s, bloomlayout.ErrNoMerge)
 	}
 	defer s.catchFault(debug.SetPanicOnFault(true), src, &err)
 	w := merger{dst: s, opts: opts, m: &m}
@@ -129,6 +133,10 @@ func (w *merger) shard(ctx context.Context, src *State, i int) error {
 func (w *merger) send(ctx context.Context, i int, data []byte) error {
 	s := w.dst
 	switch {
+	case s.filter != nil:
+		n, err := s.filter.OrShard(i, data)
+		w.m.Bits += n
+		return err
 	case s.meta.Spec.Layout != format.Keyed && s.redis != nil:
 		return s.redis.OrShard(ctx, i, data)
 	case s.meta.Spec.Layout != format.Keyed:

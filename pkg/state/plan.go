@@ -25,9 +25,12 @@ type Init struct {
 	Size     int64 // bytes of the whole state: 256 shards of a power of two from 2 MiB
 	Capacity uint64
 	FalseDup float64
-	// Key is a Keyed state's secret key; nil makes a new one from
-	// crypto/rand.
+	// Key is a keyed state's secret key (every layout but Bitmap); nil
+	// makes a new one from crypto/rand.
 	Key *signature.Key
+	// Filter are the parameters asked of a layout of the Bloom family;
+	// a zero field is chosen (see FilterPlan).
+	Filter format.Filter
 }
 
 // Meta returns the metadata of the state i asks for, with its key for the
@@ -59,8 +62,14 @@ func (i Init) Meta(now time.Time) (format.Meta, error) {
 			}
 		}
 		return m, nil
-	case format.Keyed:
-		if err := i.planKeyed(&m); err != nil {
+	case format.Keyed, format.Bloom, format.MDBF, format.DSBF:
+		var err error
+		if i.Spec.Layout == format.Keyed {
+			err = i.planKeyed(&m)
+		} else {
+			err = i.planFilter(&m)
+		}
+		if err != nil {
 			return m, err
 		}
 		k := i.Key

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/bloomlayout"
 	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/keyed"
 )
@@ -62,14 +63,33 @@ type Report struct {
 	// will be answered new too (keyed.Occupancy.NotStored).
 	NotStoredChance *float64 `json:"not_stored_chance,omitempty"`
 
-	// Shards are the bits set (Bitmap) or slots occupied (Keyed) per
-	// shard.
+	// The Bloom family only: the parameters (K positions; MDBF's groups
+	// and V1 bits; DSBF's children and fmax), and for DSBF the tree: its
+	// leaves (split or live), height, live leaves past their bound that
+	// cannot split, and the fewest and most URLs in a live leaf.
+	Filter          *format.Filter `json:"filter,omitempty"`
+	Leaves          int            `json:"leaves,omitempty"`
+	Height          int            `json:"height,omitempty"`
+	LiveLeaves      int            `json:"live_leaves,omitempty"`
+	OverBoundLeaves *int           `json:"over_bound_leaves,omitempty"`
+	LeafURLsMin     uint64         `json:"leaf_urls_min,omitempty"`
+	LeafURLsMax     uint64         `json:"leaf_urls_max,omitempty"`
+
+	// Shards are the bits set (Bitmap, the Bloom family) or slots
+	// occupied (Keyed) per shard.
 	Shards []uint64 `json:"shards"`
 }
 
 // Report measures the state (reading all of it: its directory, or every
 // key in Redis) and returns its report.
 func (s *State) Report(ctx context.Context) (Report, error) {
+	if s.filter != nil {
+		f, err := s.filter.Report()
+		if err != nil {
+			return Report{}, err
+		}
+		return FilterReport(s.where, s.meta, f), nil
+	}
 	if s.meta.Spec.Layout == format.Keyed {
 		f, err := s.keyedFill(ctx)
 		if err != nil {
@@ -151,6 +171,37 @@ func KeyedReport(where string, m format.Meta, f keyed.Fill) Report {
 		}
 	}
 	r.used(distinct)
+	return r
+}
+
+// FilterReport is the report of a state of the Bloom family of metadata m
+// and measures f.
+func FilterReport(where string, m format.Meta, f bloomlayout.Report) Report {
+	r := newReport(where, m)
+	fl := m.Filter
+	set := f.BitsSet
+	r.Filter, r.Bits, r.BitsSet, r.Shards = &fl, f.Bits, &set, f.Shards
+	r.FillRatio, r.FalseDupChance = float64(f.BitsSet)/float64(f.Bits), f.FalseDup
+	if !math.IsInf(f.Distinct, 0) {
+		d := f.Distinct
+		r.EstimatedDistinct = &d
+	}
+	if m.Spec.Layout == format.DSBF {
+		over := f.OverBound
+		r.Leaves, r.Height, r.LiveLeaves, r.OverBoundLeaves = f.Leaves, f.Height, len(f.LeafURLs), &over
+		for i, n := range f.LeafURLs {
+			if i == 0 || n < r.LeafURLsMin {
+				r.LeafURLsMin = n
+			}
+			r.LeafURLsMax = max(r.LeafURLsMax, n)
+		}
+		if !r.Planned {
+			r.Capacity = f.Capacity
+		}
+	}
+	if r.EstimatedDistinct != nil {
+		r.used(*r.EstimatedDistinct)
+	}
 	return r
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/bloomlayout"
 	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/keyed"
 	"github.com/urldedupd/urldedupd/pkg/redisstate"
@@ -74,10 +76,11 @@ const DefaultInFlight = 4
 // State is an open state: a directory, or Redis with or without a local
 // cache. It is safe for concurrent use; Close must not race with its use.
 type State struct {
-	dir      *shardfile.Dir // the directory, or the remote state's local cache
-	set      *bitcheck.Set  // over dir, Bitmap layout
-	table    *keyed.Table   // over dir, Keyed layout
-	key      *signature.Key // Keyed layout
+	dir      *shardfile.Dir   // the directory, or the remote state's local cache
+	set      *bitcheck.Set    // over dir, Bitmap layout
+	table    *keyed.Table     // over dir, Keyed layout
+	filter   *bloomlayout.Set // over dir, the Bloom family's layouts
+	key      *signature.Key   // Keyed layout
 	redis    *redisstate.Redis
 	decider  bitcheck.Decider
 	meta     format.Meta
@@ -121,12 +124,24 @@ func Open(ctx context.Context, where string, opts *Options) (*State, error) {
 // local returns the decider over an open directory, for its layout, and
 // keeps its Set or Table.
 func (s *State) local(d *shardfile.Dir) (bitcheck.Decider, error) {
-	if d.Meta().Spec.Layout == format.Keyed {
-		shards := make([][]byte, format.Shards)
-		for i := range shards {
-			shards[i] = d.Shard(i)
+	shards := func() [][]byte {
+		sh := make([][]byte, format.Shards)
+		for i := range sh {
+			sh[i] = d.Shard(i)
 		}
-		t, err := keyed.NewTable(shards, d.ReadOnly())
+		return sh
+	}
+	if d.Meta().Spec.Layout.Filter() {
+		f, err := bloomlayout.New(d.Meta(), shards(), bloomlayout.Options{
+			LockPath: filepath.Join(d.Path(), format.ShardName(0)), ReadOnly: d.ReadOnly(), Fault: d.Fault})
+		if err != nil {
+			return nil, fmt.Errorf("state: %s: %w", d.Path(), err)
+		}
+		s.filter = f
+		return f, nil
+	}
+	if d.Meta().Spec.Layout == format.Keyed {
+		t, err := keyed.NewTable(shards(), d.ReadOnly())
 		if err != nil {
 			return nil, fmt.Errorf("state: %s: %w", d.Path(), err)
 		}
@@ -266,6 +281,9 @@ func (s *State) Close() error {
 	var err error
 	if s.redis != nil {
 		err = s.redis.Close()
+	}
+	if s.filter != nil {
+		err = errors.Join(err, s.filter.Close())
 	}
 	if s.dir != nil {
 		err = errors.Join(err, s.dir.Close())

@@ -1,0 +1,165 @@
+package main_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// filterLayouts are the Bloom family's layouts, each sized so that the
+// tests below expect no false duplicate at all: bloom and mdbf at about
+// 1e-14 after a million URLs, dsbf with fmax 1e-9 (a million queries: a
+// 0.1% chance of one), which splits its 64 KiB leaves many times.
+var filterLayouts = []struct {
+	name string
+	init []string
+}{
+	{"bloom", []string{"--layout", "bloom", "--size", "64MiB", "--k", "10"}},
+	{"mdbf", []string{"--layout", "mdbf", "--size", "64MiB", "--groups", "4", "--k", "4"}},
+	{"dsbf", []string{"--layout", "dsbf", "--size", "64MiB", "--children", "3", "--fmax", "1e-9"}},
+}
+
+func initFilter(t *testing.T, stateArgs []string, init []string) {
+	t.Helper()
+	if out, stderr, code := run(t, nil, append(append(append([]string{}, stateArgs...), "init"), init...)...); code != 0 {
+		t.Fatalf("init %v: %d %q %q", init, code, out, stderr)
+	}
+}
+
+type filterStats struct {
+	Layout      string   `json:"layout"`
+	Distinct    *float64 `json:"estimated_distinct"`
+	FalseDup    float64  `json:"false_duplicate_chance"`
+	Leaves      int      `json:"leaves"`
+	Height      int      `json:"height"`
+	LiveLeaves  int      `json:"live_leaves"`
+	OverBound   *int     `json:"over_bound_leaves"`
+	LeafURLsMin uint64   `json:"leaf_urls_min"`
+	LeafURLsMax uint64   `json:"leaf_urls_max"`
+	Filter      *struct {
+		K int `json:"K"`
+	} `json:"filter"`
+}
+
+func statsOf(t *testing.T, stateArgs ...string) filterStats {
+	t.Helper()
+	out, stderr, code := run(t, nil, append(append([]string{}, stateArgs...), "stats", "--json")...)
+	var s filterStats
+	if err := json.Unmarshal([]byte(out), &s); code != 0 || err != nil {
+		t.Fatalf("stats --json: %d %v %q %q", code, err, out, stderr)
+	}
+	return s
+}
+
+// Four filter processes at once on overlapping inputs, on each layout of
+// the Bloom family: every distinct URL is printed exactly once (the batch
+// lock), and the DSBF tree splits while they run.
+func TestFilterLayoutsExactlyOnce(t *testing.T) {
+	for _, l := range filterLayouts {
+		t.Run(l.name, func(t *testing.T) {
+			state := []string{"--dir", filepath.Join(t.TempDir(), "state")}
+			initFilter(t, state, l.init)
+			n := exactlyOnce(t, byLine, 300_000, 100_000, state...)
+			s := statsOf(t, state...)
+			t.Logf("%s: 4 processes, %d distinct URLs, each printed once; stats: distinct %.0f, false-dup chance %.3g, height %d, %d leaves",
+				l.name, n, *s.Distinct, s.FalseDup, s.Height, s.Leaves)
+			if l.name == "dsbf" {
+				if float64(n) != *s.Distinct || s.Height < 2 || *s.OverBound != 0 || s.FalseDup > 1e-9 {
+					t.Fatalf("dsbf after %d URLs: %+v", n, s)
+				}
+			}
+		})
+	}
+}
+
+// kill -9 in the middle of a run on each layout loses nothing: what was
+// printed is a duplicate afterwards (filterKilled checks it), and the
+// state opens and answers after the kill (the lock died with the
+// process).
+func TestFilterLayoutsSurviveSIGKILL(t *testing.T) {
+	for _, l := range filterLayouts {
+		t.Run(l.name, func(t *testing.T) {
+			state := []string{"--dir", filepath.Join(t.TempDir(), "state")}
+			initFilter(t, state, l.init)
+			printed, written := filterKilled(t, state...)
+			out, _, code := run(t, strings.NewReader("http://after.kill.example/\n"), append(state, "filter")...)
+			if code != 0 || out != "http://after.kill.example/\n" {
+				t.Fatalf("filter after the kill: %d %q", code, out)
+			}
+			t.Logf("%s: killed after %d written, %d printed, all duplicates after", l.name, written, len(printed))
+		})
+	}
+}
+
+// Every command works on each layout: replay twice, filter, check, stats,
+// the API and /v1/stats, snapshot, and merge (OR for bloom and mdbf;
+// refused for dsbf, whose leaves cannot be OR-ed). Redis refuses them.
+func TestFilterLayoutsEveryCommand(t *testing.T) {
+	want := expectedURLs(t)
+	for _, l := range filterLayouts {
+		t.Run(l.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			dir := filepath.Join(tmp, "state")
+			initFilter(t, []string{"--dir", dir}, l.init)
+			out, stderr, code := run(t, nil, "--dir", dir, "replay", capturePath)
+			if code != 0 || strings.Count(out, "\n") != len(want) {
+				t.Fatalf("replay: %d %q %q", code, out, stderr)
+			}
+			if out, stderr, code := run(t, nil, "--dir", dir, "replay", capturePath); code != 0 || out != "" || !strings.Contains(stderr, fmt.Sprintf("new 0  dup %d", len(want))) {
+				t.Fatalf("second replay: %d %q %q", code, out, stderr)
+			}
+			if out, _, code := run(t, strings.NewReader(strings.Join(want, "\n")+"\nhttp://fresh.example/\n"), "--dir", dir, "filter"); code != 0 || out != "http://fresh.example/\n" {
+				t.Fatalf("filter after replay: %d %q", code, out)
+			}
+			if out, _, code := run(t, nil, "--dir", dir, "check", want[0], "http://never.example/"); code != 0 || out != "dup\t"+want[0]+"\nnew\thttp://never.example/\n" {
+				t.Fatalf("check: %d %q", code, out)
+			}
+			s := statsOf(t, "--dir", dir)
+			if s.Layout != l.name || s.Filter == nil || s.Filter.K < 1 || s.Distinct == nil || *s.Distinct < float64(len(want)) || *s.Distinct > float64(len(want)+3) {
+				t.Fatalf("stats: %+v, want about %d distinct", s, len(want)+1)
+			}
+			if text, _, code := run(t, nil, "--dir", dir, "stats"); code != 0 || !strings.Contains(text, "filter      k ") {
+				t.Fatalf("stats: %d %q", code, text)
+			}
+
+			_, sock := serve(t, dir)
+			c := unixClient(sock)
+			code, body := post(t, c, "/v1/check", want[0]+"\nhttp://api.example/\nhttp://api.example/\n")
+			if code != 200 || body != "dup\nnew\ndup\n" {
+				t.Fatalf("API: %d %q", code, body)
+			}
+
+			// merge: a second state of the same key and parameters.
+			other := filepath.Join(tmp, "other")
+			key := filepath.Join(tmp, "shared.key")
+			initFilter(t, []string{"--dir", other}, append(append([]string{}, l.init...), "--key-file", key))
+			third := filepath.Join(tmp, "third")
+			initFilter(t, []string{"--dir", third}, append(append([]string{}, l.init...), "--key-file", key))
+			if out, _, code := run(t, strings.NewReader("http://merged.example/\n"), "--dir", other, "filter"); code != 0 || out == "" {
+				t.Fatalf("filter into other: %d %q", code, out)
+			}
+			out, stderr, code = run(t, nil, "merge", "--into", third, other)
+			if l.name == "dsbf" {
+				if code == 0 || !strings.Contains(stderr, "DSBF cannot be merged") {
+					t.Fatalf("merge dsbf: %d %q %q", code, out, stderr)
+				}
+			} else if code != 0 || !strings.Contains(out, "bits added") {
+				t.Fatalf("merge: %d %q %q", code, out, stderr)
+			} else if out, _, _ := run(t, nil, "--dir", third, "check", "http://merged.example/"); out != "dup\thttp://merged.example/\n" {
+				t.Fatalf("after merge: %q", out)
+			}
+			if _, stderr, code := run(t, nil, "merge", "--into", dir, other); code == 0 || !strings.Contains(stderr, "keys") {
+				t.Fatalf("merge of another key: %d %q", code, stderr)
+			}
+		})
+	}
+	addr, _, _ := redisServer(t, t.TempDir())
+	for _, l := range filterLayouts {
+		_, stderr, code := run(t, nil, append([]string{"--backend", "redis://" + addr + "/0", "init"}, l.init...)...)
+		if code == 0 || !strings.Contains(stderr, "state directory only") {
+			t.Fatalf("%s in Redis: %d %q", l.name, code, stderr)
+		}
+	}
+}
