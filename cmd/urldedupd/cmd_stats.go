@@ -122,7 +122,7 @@ func writeStats(out io.Writer, r state.Report, m format.Meta) {
 		if r.CapacityUsed != nil {
 			used = "; used " + percent(*r.CapacityUsed)
 		}
-		fmt.Fprintf(out, "capacity    %s URLs in 256 leaves, each filled to its bound%s\n", group(r.Capacity), used)
+		fmt.Fprintf(out, "capacity    %s URLs within the tree's bounds (its leaves at each depth filled to their bound, down to the first that cannot split)%s\n", group(r.Capacity), used)
 	case r.Capacity != 0:
 		fmt.Fprintf(out, "capacity    %s URLs before the not-stored chance reaches 1e-4; used %s\n", group(r.Capacity), percent(*r.CapacityUsed))
 	default:

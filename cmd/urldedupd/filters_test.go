@@ -1,11 +1,16 @@
 package main_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // filterLayouts are the Bloom family's layouts, each sized so that the
@@ -156,10 +161,85 @@ func TestFilterLayoutsEveryCommand(t *testing.T) {
 		})
 	}
 	addr, _, _ := redisServer(t, t.TempDir())
-	for _, l := range filterLayouts {
+	for _, l := range filterLayouts[:2] { // bloom, mdbf
 		_, stderr, code := run(t, nil, append([]string{"--backend", "redis://" + addr + "/0", "init"}, l.init...)...)
 		if code == 0 || !strings.Contains(stderr, "state directory only") {
 			t.Fatalf("%s in Redis: %d %q", l.name, code, stderr)
 		}
 	}
+}
+
+// A DSBF in Redis is the same tree as in a directory: with one key, the
+// same URLs give the same answers, the same leaves byte for byte (each key
+// equal to its shard file up to the key's length, zeros past it) and the
+// same stats; and four processes at once print every URL exactly once, on
+// Redis and on a 3-master Redis Cluster, while the tree splits.
+func TestDSBFInRedis(t *testing.T) {
+	tmp := t.TempDir()
+	key := filepath.Join(tmp, "fleet.key")
+	dsbf := []string{"--layout", "dsbf", "--size", "4MiB", "--children", "3", "--fmax", "1e-3", "--key-file", key}
+	dir := []string{"--dir", filepath.Join(tmp, "state")}
+	addr, _, _ := redisServer(t, t.TempDir())
+	rs := []string{"--backend", "redis://" + addr + "/0"}
+	initFilter(t, dir, dsbf)
+	initFilter(t, rs, dsbf)
+	input := filepath.Join(tmp, "in.txt")
+	writeURLs(t, input, 150_000, func(i int) int { return i * 7 % 120_000 })
+	outDir, _, code := run(t, nil, append(dir, "filter", input)...)
+	if code != 0 {
+		t.Fatalf("filter dir: %d", code)
+	}
+	// One batch in flight: batches in flight at once may reach a leaf in
+	// another order, which changes which URLs a split sends down (and so
+	// which rare false duplicates happen), never whether one is printed
+	// twice.
+	outRedis, stderr, code := run(t, nil, append(rs, "--in-flight", "1", "filter", input)...)
+	if code != 0 || outRedis != outDir {
+		t.Fatalf("filter redis: %d %q: %d lines, the directory printed %d", code, stderr, strings.Count(outRedis, "\n"), strings.Count(outDir, "\n"))
+	}
+	sd, sr := statsOf(t, dir...), statsOf(t, rs...)
+	t.Logf("120,000 distinct: %d printed; directory %+v; redis %+v", strings.Count(outDir, "\n"), sd, sr)
+	if sd.Height < 2 || sd.Height != sr.Height || sd.Leaves != sr.Leaves || *sd.Distinct != *sr.Distinct || sd.FalseDup != sr.FalseDup {
+		t.Fatalf("stats differ: directory %+v, redis %+v", sd, sr)
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	for i := range 256 {
+		file, err := os.ReadFile(filepath.Join(tmp, "state", fmt.Sprintf("%02x", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		val, err := c.Get(context.Background(), fmt.Sprintf("urldedupd:%02x", i)).Bytes()
+		if err != nil && err != redis.Nil {
+			t.Fatal(err)
+		}
+		if len(val) > len(file) || !bytes.Equal(val, file[:len(val)]) || strings.Trim(string(file[len(val):]), "\x00") != "" {
+			t.Fatalf("leaf %02x: the Redis key (%d bytes) is not the shard file (%d bytes)", i, len(val), len(file))
+		}
+	}
+
+	// Sized so the tree splits under 100,000 URLs, with no false
+	// duplicate expected (fmax 1e-9).
+	small := []string{"--layout", "dsbf", "--size", "16MiB", "--children", "3", "--fmax", "1e-9"}
+	t.Run("exactly once", func(t *testing.T) {
+		addr, _, _ := redisServer(t, t.TempDir())
+		state := []string{"--backend", "redis://" + addr + "/0"}
+		initFilter(t, state, small)
+		n := exactlyOnce(t, byLine, 100_000, 30_000, state...)
+		s := statsOf(t, state...)
+		if float64(n) != *s.Distinct || s.Height < 2 {
+			t.Fatalf("%d distinct printed; stats %+v", n, s)
+		}
+	})
+	t.Run("cluster", func(t *testing.T) {
+		masters, _ := redisCluster(t)
+		state := []string{"--backend", "redis-cluster://" + strings.Join(masters, ",")}
+		initFilter(t, state, small)
+		n := exactlyOnce(t, byLine, 60_000, 20_000, state...)
+		s := statsOf(t, state...)
+		if float64(n) != *s.Distinct || s.Height < 2 {
+			t.Fatalf("%d distinct printed; stats %+v", n, s)
+		}
+		t.Logf("cluster: %d distinct URLs, each printed once; height %d, %d leaves", n, s.Height, s.Leaves)
+	})
 }

@@ -8,20 +8,20 @@ import (
 
 // bloom is a classic Bloom filter over the whole array.
 type bloom struct {
-	a    array
-	k    uint64
-	mask uint64
+	a array
+	k uint64
+	m uint64
 }
 
 func newBloom(a array, f format.Filter) *bloom {
-	return &bloom{a: a, k: uint64(f.K), mask: a.bits() - 1}
+	return &bloom{a: a, k: uint64(f.K), m: a.bits()}
 }
 
 func (b *bloom) decide(sig uint64, dry bool) bool {
-	h1, h2 := pair(sig)
+	st := newStream(sig)
 	seen := true
 	for i := range b.k {
-		p := (h1 + i*h2) & b.mask
+		p := st.at(i, b.m)
 		if dry {
 			if !b.a.get(p) {
 				return false

@@ -6,9 +6,10 @@
 //
 // Every layout signs a URL with SipHash-1-3 under the state's secret key
 // (as the keyed layout does: no collision can be forged without it) and
-// draws its positions from those 64 bits by double hashing, h1 + i·h2
-// (Kirsch and Mitzenmacher, "Less hashing, same performance", 2006): one
-// signature per URL is what a state's batches carry.
+// draws its positions from those 64 bits, one signature per URL being
+// what a state's batches carry: position i is the i-th output of
+// splitmix64 seeded from the signature, reduced onto the filter (each a
+// full 64-bit hash; see stream for why not double hashing).
 //
 //   - Bloom: the state is one array of 256·shard-size·8 bits; a URL sets K
 //     positions anywhere in it.

@@ -22,14 +22,15 @@ func newMDBF(a array, f format.Filter) *mdbf {
 		groupBits: f.GroupBits()}
 }
 
-// has reports whether all of sig's positions are set in group g.
-func (m *mdbf) has(g, h1, h2, v2 uint64) bool {
+// has reports whether all of sig's positions are set in group g: V2's
+// (the stream's position K − 1) first, as it is the fuller vector.
+func (m *mdbf) has(g uint64, st stream, v2 uint64) bool {
 	base := g * m.groupBits
 	if !m.a.get(base + m.n + v2) {
 		return false
 	}
 	for i := range m.k1 {
-		if !m.a.get(base + (h1+i*h2)%m.n) {
+		if !m.a.get(base + st.at(i, m.n)) {
 			return false
 		}
 	}
@@ -37,10 +38,10 @@ func (m *mdbf) has(g, h1, h2, v2 uint64) bool {
 }
 
 func (m *mdbf) decide(sig uint64, dry bool) bool {
-	h1, h2 := pair(sig)
-	v2 := reduce(mix(sig), m.n2)
+	st := newStream(sig)
+	v2 := st.at(m.k1, m.n2)
 	for g := range m.groups {
-		if m.has(g, h1, h2, v2) {
+		if m.has(g, st, v2) {
 			return true // present in some group: not inserted again
 		}
 	}
@@ -50,7 +51,7 @@ func (m *mdbf) decide(sig uint64, dry bool) bool {
 	base := reduce(mix(sig^0x6d64626667726f75), m.groups) * m.groupBits
 	m.a.set(base + m.n + v2)
 	for i := range m.k1 {
-		m.a.set(base + (h1+i*h2)%m.n)
+		m.a.set(base + st.at(i, m.n))
 	}
 	return false
 }

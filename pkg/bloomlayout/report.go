@@ -26,7 +26,7 @@ type Report struct {
 	// DSBF only: the leaves of the tree (split or live), its height, the
 	// live leaves past their bound that cannot split (their children
 	// would be past leaf 255), the URLs in each live leaf, and the URLs
-	// the whole tree of 256 leaves holds within its bounds.
+	// the tree holds within its bounds (Tree.Capacity).
 	Leaves, Height, OverBound int
 	LeafURLs                  []uint64
 	Capacity                  uint64

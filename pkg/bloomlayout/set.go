@@ -76,7 +76,7 @@ func New(m format.Meta, shards [][]byte, opts Options) (*Set, error) {
 	case format.MDBF:
 		s.l = newMDBF(a, m.Filter)
 	case format.DSBF:
-		s.l = newDSBF(a, m.Filter)
+		s.l = newDSBF(a, m)
 	}
 	if opts.LockPath != "" {
 		lk, err := openLock(opts.LockPath, opts.ReadOnly)

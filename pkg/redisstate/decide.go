@@ -24,6 +24,9 @@ type scratch struct {
 	of      []int                       // batch index → index in sub
 	pending []int                       // indexes in sub not yet decided
 	next    []int                       // pending after an attempt
+	slot    []int                       // DSBF: the leaf each index in sub is at
+	byLeaf  [signature.Shards][]int     // DSBF: pending indexes by leaf
+	pos     []uint64                    // DSBF: one URL's positions
 }
 
 // Decide tests and sets (or with dryRun only tests) every signature's bit,
@@ -41,7 +44,11 @@ func (r *Redis) Decide(ctx context.Context, sigs []signature.Signature, seen []b
 	defer cancel()
 	sc := r.prepare(sigs)
 	defer r.scratch.Put(sc)
-	if err := r.decide(ctx, sc, dryRun); err != nil {
+	decide := r.decide
+	if r.tree != nil {
+		decide = r.decideTree
+	}
+	if err := decide(ctx, sc, dryRun); err != nil {
 		if r.onError != AssumeNew {
 			return fmt.Errorf("redisstate: batch of %d: %w", len(sigs), err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/urldedupd/urldedupd/pkg/bitcheck"
+	"github.com/urldedupd/urldedupd/pkg/bloomlayout"
 	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/keyed"
 	"github.com/urldedupd/urldedupd/pkg/signature"
@@ -73,7 +74,8 @@ type Redis struct {
 	assumed  atomic.Uint64
 	keyed    *keyed.Redis // Keyed layout: the decide script on the same keys
 	geo      keyed.Geometry
-	full     atomic.Uint64 // Keyed: answered new, not stored (both buckets full)
+	full     atomic.Uint64     // Keyed: answered new, not stored (both buckets full)
+	tree     *bloomlayout.Tree // DSBF layout: the leaves are the shard keys
 }
 
 // Open connects to addr (redis://[user:pass@]host:port[/db] or
@@ -110,6 +112,12 @@ func Open(ctx context.Context, addr string, opts *Options) (*Redis, error) {
 	if err := r.loadMeta(ctx, opts); err != nil {
 		c.Close()
 		return nil, err
+	}
+	if r.meta.Spec.Layout == format.DSBF {
+		if err := r.loadTree(ctx); err != nil {
+			c.Close()
+			return nil, err
+		}
 	}
 	if r.meta.Spec.Layout == format.Keyed {
 		if r.geo, err = keyed.NewGeometry(r.meta.Sizes.ShardBytes); err != nil {
@@ -229,10 +237,11 @@ func newMeta(opts *Options) (format.Meta, error) {
 }
 
 // inRedis returns an error wrapping format.ErrLayout for a layout this
-// build keeps only in state directories: the Bloom family's.
+// build keeps only in state directories: bloom and mdbf, whose URLs' bits
+// are spread over the whole state (a DSBF's are in one leaf, one key).
 func inRedis(l format.Layout) error {
-	if l.Filter() {
-		return fmt.Errorf("%w: layout %s is kept in a state directory only in this build (in Redis: bitmap or keyed)", format.ErrLayout, l.Name())
+	if l.Filter() && l != format.DSBF {
+		return fmt.Errorf("%w: layout %s is kept in a state directory only in this build (in Redis: bitmap, keyed or dsbf)", format.ErrLayout, l.Name())
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/urldedupd/urldedupd/pkg/bloom"
+	"github.com/urldedupd/urldedupd/pkg/bloomlayout"
 	"github.com/urldedupd/urldedupd/pkg/dsbf"
 	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/mdbf"
@@ -94,24 +95,17 @@ func (i Init) filterFor(l format.Layout, stateBits uint64) (format.Filter, float
 		if n == 0 {
 			return f, 0
 		}
-		return f, dsbfAt(f, leafBits, n)
+		return f, dsbfAt(f, int64(stateBits/8/format.Shards), n)
 	}
 	return f, 1
 }
 
-// dsbfAt is the bound on the false-duplicate chance of a DSBF of 256
-// leaves of m bits after n URLs: FMax while the tree holds them within
-// its bounds (each of the 256 leaves filled to its depth's bound), 1 past
-// that.
-func dsbfAt(f format.Filter, m, n uint64) float64 {
-	p := dsbf.Params{C: f.Children, LeafBits: m, K: f.K, FMax: f.FMax, Ratio: 0.5}
-	var held uint64
-	first, width := 0, f.Children
-	for d := 1; first < format.Shards; d++ {
-		held += uint64(min(width, format.Shards-first)) * p.LeafCapacity(d)
-		first, width = first+width, width*f.Children
-	}
-	if n > held {
+// dsbfAt is the bound on the false-duplicate chance of a DSBF of f in
+// shards of shardBytes after n URLs: FMax while the tree holds them within
+// its bounds (bloomlayout.Tree.Capacity), 1 past that.
+func dsbfAt(f format.Filter, shardBytes int64, n uint64) float64 {
+	m := format.Meta{Sizes: format.Sizes{Shards: format.Shards, ShardBytes: shardBytes}, Filter: f}
+	if n > bloomlayout.NewTree(m).Capacity() {
 		return 1
 	}
 	return f.FMax

@@ -83,8 +83,14 @@ type Report struct {
 // Report measures the state (reading all of it: its directory, or every
 // key in Redis) and returns its report.
 func (s *State) Report(ctx context.Context) (Report, error) {
-	if s.filter != nil {
-		f, err := s.filter.Report()
+	if s.meta.Spec.Layout.Filter() {
+		var f bloomlayout.Report
+		var err error
+		if s.redis != nil {
+			f, err = s.redis.TreeReport(ctx)
+		} else {
+			f, err = s.filter.Report()
+		}
 		if err != nil {
 			return Report{}, err
 		}

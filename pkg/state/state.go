@@ -171,6 +171,10 @@ func openRemote(ctx context.Context, addr string, opts *Options) (*State, error)
 	if s.inFlight <= 0 {
 		s.inFlight = DefaultInFlight
 	}
+	if ro.Cache != "" && s.meta.Spec.Layout == format.DSBF {
+		r.Close()
+		return nil, fmt.Errorf("state: local cache %s: %w: a DSBF's leaves split where their own URLs reach a bound, so a local tree cannot mirror Redis's", ro.Cache, format.ErrLayout)
+	}
 	if ro.Cache != "" {
 		// The cache must read bits as Redis does: the same format, sizes
 		// and key.
