@@ -197,6 +197,16 @@ func TestDSBFInRedis(t *testing.T) {
 	if code != 0 || outRedis != outDir {
 		t.Fatalf("filter redis: %d %q: %d lines, the directory printed %d", code, stderr, strings.Count(outRedis, "\n"), strings.Count(outDir, "\n"))
 	}
+	// A dry run reads through split leaves: every line is held.
+	for _, st := range [][]string{dir, rs} {
+		marks, _, code := run(t, nil, append(st, "filter", "--dry-run", "--mark", input)...)
+		if code != 0 || strings.Count(marks, "dup\t") != 150_000 {
+			t.Fatalf("%v: dry run: %d, %d of 150,000 lines held", st, code, strings.Count(marks, "dup\t"))
+		}
+	}
+	if out, _, code := run(t, nil, append(rs, "check", "http://never.example/")...); code != 0 || out != "new\thttp://never.example/\n" {
+		t.Fatalf("check: %d %q", code, out)
+	}
 	sd, sr := statsOf(t, dir...), statsOf(t, rs...)
 	t.Logf("120,000 distinct: %d printed; directory %+v; redis %+v", strings.Count(outDir, "\n"), sd, sr)
 	if sd.Height < 2 || sd.Height != sr.Height || sd.Leaves != sr.Leaves || *sd.Distinct != *sr.Distinct || sd.FalseDup != sr.FalseDup {

@@ -74,8 +74,9 @@ type Redis struct {
 	assumed  atomic.Uint64
 	keyed    *keyed.Redis // Keyed layout: the decide script on the same keys
 	geo      keyed.Geometry
-	full     atomic.Uint64     // Keyed: answered new, not stored (both buckets full)
-	tree     *bloomlayout.Tree // DSBF layout: the leaves are the shard keys
+	full     atomic.Uint64                 // Keyed: answered new, not stored (both buckets full)
+	tree     *bloomlayout.Tree             // DSBF layout: the leaves are the shard keys
+	split    [signature.Shards]atomic.Bool // DSBF: leaves seen split (for ever)
 }
 
 // Open connects to addr (redis://[user:pass@]host:port[/db] or

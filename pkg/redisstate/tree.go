@@ -3,7 +3,9 @@ package redisstate
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,11 +26,19 @@ var treeScript = redis.NewScript(treeLua)
 const maxRounds = 64
 
 // decideTree decides sc's pending signatures on a DSBF whose leaves are
-// keys: each round sends every leaf its URLs in one script run, all leaves
-// in one pipeline (Redis Cluster splits it by node); a URL its leaf
-// answers "split, not here" goes to its child in the next round. A leaf's
-// decisions, its count and its split are one atomic script, and a split
-// leaf never changes again, so reading it in a later round is safe.
+// keys, in rounds, each one pipeline (Redis Cluster splits it by node):
+//
+//   - a leaf not known to have split gets its URLs in one run of the
+//     script (tree.lua), which tests and sets them, counts them and splits
+//     the leaf at its bound, atomically; URLs it could not decide because
+//     the leaf has split are left for the next round, and the leaf is
+//     remembered as split (a split is for ever);
+//   - a leaf known to have split is only read (BITFIELD_RO): a URL whose
+//     bits are all set is a duplicate, the others go on to their child in
+//     the next round. A split leaf never changes again, so no script is
+//     needed and no answer can be stale.
+//
+// A dry run reads every leaf, with its header in the same pipeline.
 func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error {
 	t := r.tree
 	if cap(sc.slot) < len(sc.sub) {
@@ -37,10 +47,6 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 	sc.slot = sc.slot[:len(sc.sub)]
 	for _, ki := range sc.pending {
 		sc.slot[ki] = t.First(uint64(sc.sub[ki]))
-	}
-	dry := 0
-	if dryRun {
-		dry = 1
 	}
 	wait := 20 * time.Millisecond
 	for round := 0; len(sc.pending) > 0; round++ {
@@ -54,57 +60,20 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 			sc.byLeaf[sc.slot[ki]] = append(sc.byLeaf[sc.slot[ki]], ki)
 		}
 		pipe := r.c.Pipeline()
-		type call struct {
-			leaf int
-			cmd  *redis.Cmd
-		}
-		var calls []call
+		var calls []leafCall
 		for s, ks := range sc.byLeaf {
-			if len(ks) == 0 {
-				continue
+			if len(ks) > 0 {
+				calls = append(calls, r.leafCall(ctx, pipe, sc, s, ks, dryRun))
 			}
-			limit, can := t.Limit(s)
-			split := 0
-			if can {
-				split = 1
-			}
-			args := make([]any, 0, 4+t.K()*len(ks))
-			args = append(args, dry, t.K(), limit, split)
-			for _, ki := range ks {
-				sc.pos = t.Positions(sc.pos[:0], uint64(sc.sub[ki]))
-				for _, p := range sc.pos {
-					args = append(args, p)
-				}
-			}
-			calls = append(calls, call{s, treeScript.EvalSha(ctx, pipe, []string{r.keys[s]}, args...)})
 		}
 		_, _ = pipe.Exec(ctx) // every command carries its own error
 		next := sc.next[:0]
 		var retry error
 		for _, c := range calls {
-			ks := sc.byLeaf[c.leaf]
-			if e := c.cmd.Err(); e != nil {
-				if !notRun(e) {
-					return fmt.Errorf("%w: leaf %s: %v (the batch may have been partly applied)", ErrUnavailable, format.ShardName(c.leaf), e)
-				}
-				next, retry = append(next, ks...), e
-				continue
-			}
-			vals, e := c.cmd.Int64Slice()
-			if e != nil || len(vals) != len(ks) {
-				return fmt.Errorf("%w: leaf %s: %d answers for %d URLs: %v (the batch may have been partly applied)",
-					ErrUnavailable, format.ShardName(c.leaf), len(vals), len(ks), e)
-			}
-			for j, ki := range ks {
-				switch vals[j] {
-				case 0, 1:
-					sc.ans[ki] = uint8(vals[j])
-				case 2:
-					sc.slot[ki] = t.Child(c.leaf, uint64(sc.sub[ki]))
-					next = append(next, ki)
-				default:
-					return fmt.Errorf("%w: leaf %s: answer %d out of range", ErrUnavailable, format.ShardName(c.leaf), vals[j])
-				}
+			var err error
+			next, retry, err = r.leafAnswers(sc, c, next, retry)
+			if err != nil {
+				return err
 			}
 		}
 		sc.pending, sc.next = next, sc.pending
@@ -127,6 +96,127 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 		wait = min(2*wait, time.Second)
 	}
 	return nil
+}
+
+// leafCall is one leaf's command of a round: the script (run), or a read
+// of its bits (read) and, in a dry run of a leaf not known to have split,
+// of its header (head).
+type leafCall struct {
+	leaf int
+	run  *redis.Cmd
+	read *redis.IntSliceCmd
+	head *redis.StringCmd
+}
+
+// redisOffset is Redis's bit offset (most significant bit first within a
+// byte) of filter bit p of a leaf, which is bit 512 + p of the key,
+// least significant first.
+func redisOffset(p uint64) uint64 {
+	b := p + format.LeafHeaderBytes*8
+	return b&^7 | (7 - b&7)
+}
+
+// leafCall queues leaf s's command for the URLs ks.
+func (r *Redis) leafCall(ctx context.Context, pipe redis.Pipeliner, sc *scratch, s int, ks []int, dryRun bool) leafCall {
+	t := r.tree
+	c := leafCall{leaf: s}
+	if dryRun || r.split[s].Load() {
+		args := make([]any, 0, 2+3*t.K()*len(ks))
+		args = append(args, "BITFIELD_RO", r.keys[s])
+		for _, ki := range ks {
+			sc.pos = t.Positions(sc.pos[:0], uint64(sc.sub[ki]))
+			for _, p := range sc.pos {
+				args = append(args, "GET", "u1", redisOffset(p))
+			}
+		}
+		c.read = redis.NewIntSliceCmd(ctx, args...)
+		_ = pipe.Process(ctx, c.read)
+		if !r.split[s].Load() {
+			c.head = pipe.GetRange(ctx, r.keys[s], 0, 7)
+		}
+		return c
+	}
+	limit, can := t.Limit(s)
+	split := 0
+	if can {
+		split = 1
+	}
+	args := make([]any, 0, 3+t.K()*len(ks))
+	args = append(args, t.K(), limit, split)
+	for _, ki := range ks {
+		sc.pos = t.Positions(sc.pos[:0], uint64(sc.sub[ki]))
+		for _, p := range sc.pos {
+			args = append(args, redisOffset(p))
+		}
+	}
+	c.run = treeScript.EvalSha(ctx, pipe, []string{r.keys[s]}, args...)
+	return c
+}
+
+// leafAnswers records the answers of one leaf's command, appending to
+// next the URLs left for the next round. A command that provably did not
+// run leaves its URLs for the next round too, and is returned as retry.
+func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([]int, error, error) {
+	t := r.tree
+	ks := sc.byLeaf[c.leaf]
+	leafErr := func(e error) error {
+		return fmt.Errorf("%w: leaf %s: %v (the batch may have been partly applied)", ErrUnavailable, format.ShardName(c.leaf), e)
+	}
+	var cmd redis.Cmder = c.read
+	if c.run != nil {
+		cmd = c.run
+	}
+	if e := cmd.Err(); e != nil {
+		if !notRun(e) {
+			return next, retry, leafErr(e)
+		}
+		return append(next, ks...), e, nil
+	}
+	if c.run != nil {
+		vals, e := c.run.Int64Slice()
+		if e != nil || len(vals) != len(ks) {
+			return next, retry, leafErr(fmt.Errorf("%d answers for %d URLs: %v", len(vals), len(ks), e))
+		}
+		for j, ki := range ks {
+			switch vals[j] {
+			case 0, 1:
+				sc.ans[ki] = uint8(vals[j])
+			case 2: // split before this URL: query it there next round
+				r.split[c.leaf].Store(true)
+				next = append(next, ki)
+			default:
+				return next, retry, leafErr(fmt.Errorf("answer %d out of range", vals[j]))
+			}
+		}
+		return next, retry, nil
+	}
+	split := r.split[c.leaf].Load()
+	if c.head != nil {
+		h, e := c.head.Bytes()
+		if e != nil && !errors.Is(e, redis.Nil) {
+			return next, retry, leafErr(e)
+		}
+		split = slices.ContainsFunc(h, func(b byte) bool { return b != 0 })
+	}
+	bits := c.read.Val()
+	k := t.K()
+	if len(bits) != k*len(ks) {
+		return next, retry, leafErr(fmt.Errorf("%d bits read for %d URLs", len(bits), len(ks)))
+	}
+	for j, ki := range ks {
+		sc.ans[ki] = 1
+		for _, b := range bits[j*k : (j+1)*k] {
+			if b == 0 {
+				sc.ans[ki] = 0
+				break
+			}
+		}
+		if sc.ans[ki] == 0 && split {
+			sc.slot[ki] = t.Child(c.leaf, uint64(sc.sub[ki]))
+			next = append(next, ki)
+		}
+	}
+	return next, retry, nil
 }
 
 // loadTree readies a DSBF state: its tree, and its script on every node.
