@@ -11,6 +11,10 @@
 #      three different masters), batches of 300 (scripts/dsbfbench), with
 #      WORKERS batches in flight; the paper measured about 15,000 URLs/s
 #      (target: 30× that, 450,000). A single Redis server for reference.
+#   3. What the batch lock costs: the same LINES split in 4, filtered by 4
+#      processes at once into one fresh state, against 1 process filtering
+#      them all; bitmap and keyed decide lock-free, bloom and dsbf hold an
+#      OFD lock per batch of 1,024.
 #
 # Usage: scripts/bench-dsbf.sh   # ROUNDS=3 LINES=10000000 RLINES=3000000 WORKERS=8
 # Output: markdown tables on stdout.
@@ -64,6 +68,24 @@ done
 rm -rf "$work/b" "$work/d"
 printf '\nMedian dsbf/bitmap: %.2f\n\n' "$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
 
+echo "The batch lock: 4 processes at once, each a quarter of the $lines lines, against 1 process on all (seconds, wall)"
+echo
+echo "| layout | 1 process | 4 processes | 4 / 1 |"
+echo "|---|---|---|---|"
+split -n l/4 -d "$work/urls.txt" "$work/part."
+for layout in bitmap keyed bloom dsbf; do
+  rm -rf "$work/s"; "$work/urldedupd" --dir "$work/s" init --layout "$layout" > /dev/null
+  one=$(secs "$work/urldedupd" --dir "$work/s" filter "$work/urls.txt")
+  rm -rf "$work/s"; "$work/urldedupd" --dir "$work/s" init --layout "$layout" > /dev/null
+  s0=$(date +%s%N)
+  for p in "$work"/part.*; do "$work/urldedupd" --dir "$work/s" filter "$p" > /dev/null & done
+  wait
+  four=$(echo "($(date +%s%N) - $s0) / 1000000000" | bc -l)
+  printf '| %s | %s | %.2f | %.2f |\n' "$layout" "$one" "$four" "$(echo "$four / $one" | bc -l)"
+done
+rm -rf "$work/s" "$work"/part.*
+echo
+
 # Redis: 3 masters, no replicas, no persistence (the paper's servers kept
 # the filter in memory).
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
@@ -100,8 +122,7 @@ echo
 echo "| round | 3 Redis servers (cluster, one leaf each) | 1 Redis server | local files |"
 echo "|---|---|---|---|"
 for r in $(seq "$rounds"); do
-  redis-cli -c -p "${ports[0]}" --scan --pattern "$prefix:*" | while read -r k; do redis-cli -c -p "${ports[0]}" del "$k" > /dev/null; done
-  redis-cli -p "$single_port" flushall > /dev/null
+  for p in "${ports[@]}" "$single_port"; do redis-cli -p "$p" flushall > /dev/null; done
   rm -rf "$work/d"
   "$work/urldedupd" --backend "$cluster" --redis-prefix "$prefix" init --layout dsbf --children 3 > /dev/null
   "$work/urldedupd" --backend "$single" init --layout dsbf --children 3 > /dev/null
