@@ -16,14 +16,14 @@
 #      them all; bitmap and keyed decide lock-free, bloom and dsbf hold an
 #      OFD lock per batch of 1,024.
 #
-# Usage: scripts/bench-dsbf.sh   # ROUNDS=3 LINES=10000000 RLINES=3000000 WORKERS=8
+# Usage: scripts/bench-dsbf.sh   # ROUNDS=3 LINES=10000000 RLINES=3000000 WORKERS=16
 # Output: markdown tables on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-3}
 lines=${LINES:-10000000}
 rlines=${RLINES:-3000000}
-workers=${WORKERS:-8}
+workers=${WORKERS:-16}
 
 need=()
 command -v redis-server >/dev/null || need+=(redis-server)
@@ -88,15 +88,24 @@ echo
 
 # Redis: 3 masters, no replicas, no persistence (the paper's servers kept
 # the filter in memory).
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+# A free port under 55536 (a cluster node also listens on port + 10000).
+port() { python3 -c '
+import random, socket
+for _ in range(1000):
+    p = random.randint(20000, 55535)
+    s, b = socket.socket(), socket.socket()
+    try:
+        s.bind(("127.0.0.1", p)); b.bind(("127.0.0.1", p + 10000)); print(p); break
+    except OSError: pass
+    finally: s.close(); b.close()'; }
 start() { # start DIR PORT [cluster]
   mkdir -p "$1"
   local extra=()
   [ "${3:-}" = cluster ] && extra=(--cluster-enabled yes --cluster-config-file nodes.conf)
   redis-server --bind 127.0.0.1 --port "$2" --dir "$1" --save "" --appendonly no --protected-mode no "${extra[@]}" > "$1/log" 2>&1 &
   pids+=($!)
-  for _ in $(seq 100); do redis-cli -p "$2" ping 2>/dev/null | grep -q PONG && return; sleep 0.05; done
-  echo "redis-server on $2 did not start" >&2; exit 1
+  for _ in $(seq 400); do redis-cli -p "$2" ping 2>/dev/null | grep -q PONG && return; sleep 0.05; done
+  echo "redis-server on $2 did not start:" >&2; cat "$1/log" >&2; exit 1
 }
 ports=()
 for i in 1 2 3; do p=$(port); ports+=("$p"); start "$work/r$i" "$p" cluster; done

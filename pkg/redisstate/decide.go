@@ -27,6 +27,8 @@ type scratch struct {
 	slot    []int                       // DSBF: the leaf each index in sub is at
 	byLeaf  [signature.Shards][]int     // DSBF: pending indexes by leaf
 	pos     []uint64                    // DSBF: one URL's positions
+	incr    [signature.Shards]uint64    // DSBF: URLs stored per leaf, not yet counted there
+	arena   []any                       // DSBF: the arguments of a round's commands
 }
 
 // Decide tests and sets (or with dryRun only tests) every signature's bit,

@@ -74,9 +74,10 @@ type Redis struct {
 	assumed  atomic.Uint64
 	keyed    *keyed.Redis // Keyed layout: the decide script on the same keys
 	geo      keyed.Geometry
-	full     atomic.Uint64                 // Keyed: answered new, not stored (both buckets full)
-	tree     *bloomlayout.Tree             // DSBF layout: the leaves are the shard keys
-	split    [signature.Shards]atomic.Bool // DSBF: leaves seen split (for ever)
+	full     atomic.Uint64                   // Keyed: answered new, not stored (both buckets full)
+	tree     *bloomlayout.Tree               // DSBF layout: the leaves are the shard keys
+	split    [signature.Shards]atomic.Bool   // DSBF: leaves seen split (for ever)
+	count    [signature.Shards]atomic.Uint64 // DSBF: each leaf's count, as last known here
 }
 
 // Open connects to addr (redis://[user:pass@]host:port[/db] or

@@ -2,7 +2,6 @@ package redisstate
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,31 +13,39 @@ import (
 	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
-//go:embed tree.lua
-var treeLua string
-
-// treeScript decides a batch of URLs on one DSBF leaf (tree.lua).
-var treeScript = redis.NewScript(treeLua)
-
-// maxRounds bounds the descents of one batch: a tree of 256 leaves is at
-// most 8 deep (c ≥ 2), and a script that provably did not run is sent
-// again within the batch's timeout.
+// maxRounds bounds the rounds of one batch: a tree of 256 leaves is at
+// most 8 deep (c ≥ 2); a leaf near its bound takes a few more, and a
+// command that provably did not run is sent again within the batch's
+// timeout.
 const maxRounds = 64
 
 // decideTree decides sc's pending signatures on a DSBF whose leaves are
-// keys, in rounds, each one pipeline (Redis Cluster splits it by node):
+// keys, in rounds, each one pipeline (Redis Cluster splits it by node).
+// No script: one BITFIELD command per leaf and round does everything the
+// leaf needs, atomically, in order:
 //
-//   - a leaf not known to have split gets its URLs in one run of the
-//     script (tree.lua), which tests and sets them, counts them and splits
-//     the leaf at its bound, atomically; URLs it could not decide because
-//     the leaf has split are left for the next round, and the leaf is
-//     remembered as split (a split is for ever);
-//   - a leaf known to have split is only read (BITFIELD_RO): a URL whose
-//     bits are all set is a duplicate, the others go on to their child in
-//     the next round. A split leaf never changes again, so no script is
-//     needed and no answer can be stale.
+//   - INCRBY of the leaf's count by the URLs this process stored in it in
+//     earlier rounds (its answer is the count, which every process
+//     learns this way);
+//   - SET of the split flag (byte 7), when the count known here has
+//     reached the leaf's bound: any process may set it, once set it stays,
+//     so a process that dies before setting it delays the split, never
+//     prevents it;
+//   - GET of the split flag, then SET of each URL's bits, which returns
+//     the old bits: with the flag clear, a URL whose bits were all set is
+//     a duplicate and any other is new, decided by this one atomic
+//     command. With the flag set (the leaf split before this command, and
+//     this process had not yet seen it), a URL whose bits were all set is
+//     a duplicate, and any other goes on to its child: it was not in the
+//     leaf, and is decided there. Its bits, set in the split leaf, only
+//     make that leaf answer "present" for it, which its decision in the
+//     child will bear out (once, as always).
 //
-// A dry run reads every leaf, with its header in the same pipeline.
+// A leaf is sent at most as many URLs as its bound has room for, so that
+// it splits where a state directory's would. URLs at a leaf known to have
+// split are read only (BITFIELD_RO) and go on to their child when absent;
+// a dry run reads every leaf, with its flag (GETRANGE) in the same
+// pipeline.
 func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error {
 	t := r.tree
 	if cap(sc.slot) < len(sc.sub) {
@@ -48,8 +55,13 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 	for _, ki := range sc.pending {
 		sc.slot[ki] = t.First(uint64(sc.sub[ki]))
 	}
+	clear(sc.incr[:])
 	wait := 20 * time.Millisecond
-	for round := 0; len(sc.pending) > 0; round++ {
+	for round := 0; ; round++ {
+		counting := slices.ContainsFunc(sc.incr[:], func(n uint64) bool { return n > 0 })
+		if len(sc.pending) == 0 && !counting {
+			return nil
+		}
 		if round == maxRounds {
 			return fmt.Errorf("%w: %d URLs not decided in %d rounds", ErrUnavailable, len(sc.pending), maxRounds)
 		}
@@ -61,9 +73,11 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 		}
 		pipe := r.c.Pipeline()
 		var calls []leafCall
+		clear(sc.arena) // the last round's commands are done: let their values go
+		sc.arena = sc.arena[:0]
 		for s, ks := range sc.byLeaf {
-			if len(ks) > 0 {
-				calls = append(calls, r.leafCall(ctx, pipe, sc, s, ks, dryRun))
+			if len(ks) > 0 || sc.incr[s] > 0 {
+				calls = append(calls, r.leafCall(ctx, pipe, sc, s, dryRun))
 			}
 		}
 		_, _ = pipe.Exec(ctx) // every command carries its own error
@@ -71,8 +85,7 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 		var retry error
 		for _, c := range calls {
 			var err error
-			next, retry, err = r.leafAnswers(sc, c, next, retry)
-			if err != nil {
+			if next, retry, err = r.leafAnswers(sc, c, next, retry); err != nil {
 				return err
 			}
 		}
@@ -83,11 +96,6 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 		if r.cluster != nil {
 			r.cluster.ReloadState(ctx)
 		}
-		if redis.HasErrorPrefix(retry, "NOSCRIPT") {
-			if err := treeScript.Load(ctx, r.c).Err(); err != nil {
-				return fmt.Errorf("%w: %v", ErrUnavailable, err)
-			}
-		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%w: %d URLs not decided within %v: %v", ErrUnavailable, len(sc.pending), r.timeout, retry)
@@ -95,18 +103,26 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 		}
 		wait = min(2*wait, time.Second)
 	}
-	return nil
 }
 
-// leafCall is one leaf's command of a round: the script (run), or a read
-// of its bits (read) and, in a dry run of a leaf not known to have split,
-// of its header (head).
+// leafCall is one leaf's commands of a round.
 type leafCall struct {
-	leaf int
-	run  *redis.Cmd
-	read *redis.IntSliceCmd
-	head *redis.StringCmd
+	leaf  int
+	write *redis.IntSliceCmd // BITFIELD: [INCRBY count] [SET flag] [GET flag, SET bits of sent URLs]
+	incr  uint64             // the INCRBY's increment (0: none)
+	flag  bool               // write sets the split flag
+	sent  int                // URLs (the first of the leaf's) whose bits write sets
+	read  *redis.IntSliceCmd // BITFIELD_RO: the bits of the leaf's URLs from sent on
+	head  *redis.StringCmd   // a dry run's read of the split flag
 }
+
+// Offsets of a DSBF leaf's header fields, in bits, most significant first
+// as BITFIELD counts them: the split flag is byte 7, the count the low 63
+// bits of bytes 8–15 (big-endian, as the state directory has them).
+const (
+	flagOffset  = 56
+	countOffset = 65
+)
 
 // redisOffset is Redis's bit offset (most significant bit first within a
 // byte) of filter bit p of a leaf, which is bit 512 + p of the key,
@@ -116,81 +132,136 @@ func redisOffset(p uint64) uint64 {
 	return b&^7 | (7 - b&7)
 }
 
-// leafCall queues leaf s's command for the URLs ks.
-func (r *Redis) leafCall(ctx context.Context, pipe redis.Pipeliner, sc *scratch, s int, ks []int, dryRun bool) leafCall {
-	t := r.tree
-	c := leafCall{leaf: s}
-	if dryRun || r.split[s].Load() {
-		args := make([]any, 0, 2+3*t.K()*len(ks))
-		args = append(args, "BITFIELD_RO", r.keys[s])
-		for _, ki := range ks {
-			sc.pos = t.Positions(sc.pos[:0], uint64(sc.sub[ki]))
-			for _, p := range sc.pos {
+// appendBits appends op ("SET" or "GET") of every bit of the URLs ks.
+func (r *Redis) appendBits(args []any, sc *scratch, ks []int, op string) []any {
+	for _, ki := range ks {
+		sc.pos = r.tree.Positions(sc.pos[:0], uint64(sc.sub[ki]))
+		for _, p := range sc.pos {
+			if op == "SET" {
+				args = append(args, "SET", "u1", redisOffset(p), 1)
+			} else {
 				args = append(args, "GET", "u1", redisOffset(p))
 			}
 		}
-		c.read = redis.NewIntSliceCmd(ctx, args...)
+	}
+	return args
+}
+
+// leafCall queues leaf s's commands for this round.
+func (r *Redis) leafCall(ctx context.Context, pipe redis.Pipeliner, sc *scratch, s int, dryRun bool) leafCall {
+	t := r.tree
+	ks := sc.byLeaf[s]
+	c := leafCall{leaf: s}
+	split := r.split[s].Load()
+	if !dryRun {
+		start := len(sc.arena)
+		args := append(sc.arena, "BITFIELD", r.keys[s])
+		if c.incr = sc.incr[s]; c.incr > 0 {
+			sc.incr[s] = 0
+			args = append(args, "INCRBY", "u63", countOffset, c.incr)
+		}
+		limit, can := t.Limit(s)
+		known := r.count[s].Load()
+		if !split && can && known >= limit {
+			args = append(args, "SET", "u8", flagOffset, 1)
+			c.flag, split = true, true
+		}
+		if !split && len(ks) > 0 {
+			c.sent = len(ks)
+			if can {
+				c.sent = min(c.sent, int(max(limit-known, 1)))
+			}
+			args = append(args, "GET", "u8", flagOffset)
+			args = r.appendBits(args, sc, ks[:c.sent], "SET")
+		}
+		sc.arena = args
+		if len(args) > start+2 {
+			c.write = redis.NewIntSliceCmd(ctx, args[start:len(args):len(args)]...)
+			_ = pipe.Process(ctx, c.write)
+		}
+	}
+	if (split || dryRun) && len(ks) > c.sent {
+		start := len(sc.arena)
+		args := r.appendBits(append(sc.arena, "BITFIELD_RO", r.keys[s]), sc, ks[c.sent:], "GET")
+		sc.arena = args
+		c.read = redis.NewIntSliceCmd(ctx, args[start:len(args):len(args)]...)
 		_ = pipe.Process(ctx, c.read)
-		if !r.split[s].Load() {
+		if !split {
 			c.head = pipe.GetRange(ctx, r.keys[s], 0, 7)
 		}
-		return c
 	}
-	limit, can := t.Limit(s)
-	split := 0
-	if can {
-		split = 1
-	}
-	args := make([]any, 0, 3+t.K()*len(ks))
-	args = append(args, t.K(), limit, split)
-	for _, ki := range ks {
-		sc.pos = t.Positions(sc.pos[:0], uint64(sc.sub[ki]))
-		for _, p := range sc.pos {
-			args = append(args, redisOffset(p))
-		}
-	}
-	c.run = treeScript.EvalSha(ctx, pipe, []string{r.keys[s]}, args...)
 	return c
 }
 
-// leafAnswers records the answers of one leaf's command, appending to
-// next the URLs left for the next round. A command that provably did not
-// run leaves its URLs for the next round too, and is returned as retry.
+// leafAnswers records the answers of one leaf's commands, appending to
+// next the URLs left for the next round (those not sent, and those sent
+// on to a child). Commands that provably did not run leave their URLs
+// (and their count) for the next round, and are returned as retry.
 func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([]int, error, error) {
 	t := r.tree
-	ks := sc.byLeaf[c.leaf]
+	k := t.K()
+	s := c.leaf
+	ks := sc.byLeaf[s]
 	leafErr := func(e error) error {
-		return fmt.Errorf("%w: leaf %s: %v (the batch may have been partly applied)", ErrUnavailable, format.ShardName(c.leaf), e)
+		return fmt.Errorf("%w: leaf %s: %v (the batch may have been partly applied)", ErrUnavailable, format.ShardName(s), e)
 	}
-	var cmd redis.Cmder = c.read
-	if c.run != nil {
-		cmd = c.run
+	allSet := func(bits []int64) bool { return !slices.Contains(bits, 0) }
+	unsent := ks[c.sent:]
+	if c.write != nil {
+		if e := c.write.Err(); e != nil {
+			if !notRun(e) {
+				return next, retry, leafErr(e)
+			}
+			sc.incr[s] += c.incr
+			return append(next, ks...), e, nil
+		}
+		vals := c.write.Val()
+		want := len(vals)
+		if c.incr > 0 {
+			want--
+			r.learnCount(s, uint64(max(vals[0], 0)))
+			vals = vals[1:]
+		}
+		if c.flag {
+			want--
+			r.split[s].Store(true)
+			vals = vals[1:]
+		}
+		if c.sent > 0 {
+			if want != 1+c.sent*k {
+				return next, retry, leafErr(fmt.Errorf("%d answers for %d URLs", want, c.sent))
+			}
+			splitBefore := vals[0] != 0
+			if splitBefore {
+				r.split[s].Store(true)
+			}
+			var stored uint64
+			for j, ki := range ks[:c.sent] {
+				switch {
+				case allSet(vals[1+j*k : 1+(j+1)*k]):
+					sc.ans[ki] = 1
+				case splitBefore: // not in the leaf: decided in its child
+					sc.slot[ki] = t.Child(s, uint64(sc.sub[ki]))
+					next = append(next, ki)
+				default:
+					sc.ans[ki] = 0
+					stored++
+				}
+			}
+			sc.incr[s] += stored
+			r.count[s].Add(stored)
+		}
 	}
-	if e := cmd.Err(); e != nil {
+	if c.read == nil {
+		return append(next, unsent...), retry, nil // waiting for room, or for the split flag
+	}
+	if e := c.read.Err(); e != nil {
 		if !notRun(e) {
 			return next, retry, leafErr(e)
 		}
-		return append(next, ks...), e, nil
+		return append(next, unsent...), e, nil
 	}
-	if c.run != nil {
-		vals, e := c.run.Int64Slice()
-		if e != nil || len(vals) != len(ks) {
-			return next, retry, leafErr(fmt.Errorf("%d answers for %d URLs: %v", len(vals), len(ks), e))
-		}
-		for j, ki := range ks {
-			switch vals[j] {
-			case 0, 1:
-				sc.ans[ki] = uint8(vals[j])
-			case 2: // split before this URL: query it there next round
-				r.split[c.leaf].Store(true)
-				next = append(next, ki)
-			default:
-				return next, retry, leafErr(fmt.Errorf("answer %d out of range", vals[j]))
-			}
-		}
-		return next, retry, nil
-	}
-	split := r.split[c.leaf].Load()
+	split := r.split[s].Load()
 	if c.head != nil {
 		h, e := c.head.Bytes()
 		if e != nil && !errors.Is(e, redis.Nil) {
@@ -199,53 +270,55 @@ func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([
 		split = slices.ContainsFunc(h, func(b byte) bool { return b != 0 })
 	}
 	bits := c.read.Val()
-	k := t.K()
-	if len(bits) != k*len(ks) {
-		return next, retry, leafErr(fmt.Errorf("%d bits read for %d URLs", len(bits), len(ks)))
+	if len(bits) != k*len(unsent) {
+		return next, retry, leafErr(fmt.Errorf("%d bits read for %d URLs", len(bits), len(unsent)))
 	}
-	for j, ki := range ks {
-		sc.ans[ki] = 1
-		for _, b := range bits[j*k : (j+1)*k] {
-			if b == 0 {
-				sc.ans[ki] = 0
-				break
-			}
-		}
-		if sc.ans[ki] == 0 && split {
-			sc.slot[ki] = t.Child(c.leaf, uint64(sc.sub[ki]))
+	for j, ki := range unsent {
+		switch {
+		case allSet(bits[j*k : (j+1)*k]):
+			sc.ans[ki] = 1
+		case split:
+			sc.slot[ki] = t.Child(s, uint64(sc.sub[ki]))
 			next = append(next, ki)
+		default:
+			sc.ans[ki] = 0
 		}
 	}
 	return next, retry, nil
 }
 
-// loadTree readies a DSBF state: its tree, and its script on every node.
+// learnCount records a leaf's count as Redis answered it: the most of
+// what this process knew and what Redis says.
+func (r *Redis) learnCount(s int, n uint64) {
+	for {
+		old := r.count[s].Load()
+		if n <= old || r.count[s].CompareAndSwap(old, n) {
+			return
+		}
+	}
+}
+
+// loadTree readies a DSBF state: its tree, and every leaf's split flag and
+// count as they are now.
 func (r *Redis) loadTree(ctx context.Context) error {
 	if r.replicas > 0 {
-		return fmt.Errorf("redisstate: %w: layout dsbf does not wait for replicas (--replicas) in this build", format.ErrLayout)
+		return fmt.Errorf("redisstate: %w: layout dsbf does not wait for replicas (--redis-replicas) in this build", format.ErrLayout)
 	}
 	r.tree = bloomlayout.NewTree(r.meta)
-	var err error
-	if r.cluster != nil {
-		err = r.cluster.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
-			return treeScript.Load(ctx, c).Err()
-		})
-	} else {
-		err = treeScript.Load(ctx, r.c).Err()
-	}
+	leaves, err := r.leaves(ctx)
 	if err != nil {
-		return fmt.Errorf("redisstate: %w: %v", ErrUnavailable, err)
+		return err
+	}
+	for s, l := range leaves {
+		r.split[s].Store(l.Split)
+		r.count[s].Store(l.URLs)
 	}
 	return nil
 }
 
-// TreeReport measures a DSBF state: every leaf's header (GETRANGE) and
-// bits set (BITCOUNT past the header), in one pipeline.
-func (r *Redis) TreeReport(ctx context.Context) (bloomlayout.Report, error) {
-	rep := bloomlayout.Report{Shards: make([]uint64, format.Shards)}
-	if r.tree == nil {
-		return rep, fmt.Errorf("redisstate: %w: TreeReport on layout %s", format.ErrLayout, r.meta.Spec.Layout)
-	}
+// leaves reads every leaf's header (GETRANGE) and bits set (BITCOUNT past
+// the header), in one pipeline.
+func (r *Redis) leaves(ctx context.Context) ([]bloomlayout.Leaf, error) {
 	pipe := r.c.Pipeline()
 	heads := make([]*redis.StringCmd, format.Shards)
 	counts := make([]*redis.IntCmd, format.Shards)
@@ -254,7 +327,7 @@ func (r *Redis) TreeReport(ctx context.Context) (bloomlayout.Report, error) {
 		counts[s] = pipe.BitCount(ctx, r.keys[s], &redis.BitCount{Start: format.LeafHeaderBytes, End: -1})
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return rep, fmt.Errorf("redisstate: %w: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("redisstate: %w: %v", ErrUnavailable, err)
 	}
 	leaves := make([]bloomlayout.Leaf, format.Shards)
 	for s := range leaves {
@@ -266,6 +339,19 @@ func (r *Redis) TreeReport(ctx context.Context) (bloomlayout.Report, error) {
 			leaves[s].URLs = leaves[s].URLs<<8 | uint64(h[i])
 		}
 		leaves[s].BitsSet = uint64(counts[s].Val())
+	}
+	return leaves, nil
+}
+
+// TreeReport measures a DSBF state from every leaf's header and bits set.
+func (r *Redis) TreeReport(ctx context.Context) (bloomlayout.Report, error) {
+	rep := bloomlayout.Report{Shards: make([]uint64, format.Shards)}
+	if r.tree == nil {
+		return rep, fmt.Errorf("redisstate: %w: TreeReport on layout %s", format.ErrLayout, r.meta.Spec.Layout)
+	}
+	leaves, err := r.leaves(ctx)
+	if err != nil {
+		return rep, err
 	}
 	r.tree.Report(&rep, leaves)
 	return rep, nil

@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,7 @@ func main() {
 	batch := flag.Int("batch", 300, "URLs per batch")
 	workers := flag.Int("workers", 4, "batches in flight at once")
 	prefix := flag.String("prefix", "", "Redis key prefix (default urldedupd)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed part to this file")
 	flag.Parse()
 	if *where == "" || *urls == "" {
 		fmt.Fprintln(os.Stderr, "usage: dsbfbench -state WHERE -urls FILE [-batch 300] [-workers 4]")
@@ -55,6 +57,19 @@ func main() {
 	if err := sc.Err(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	if *cpuprofile != "" {
+		pf, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var next, dups atomic.Int64
 	var wg sync.WaitGroup
