@@ -45,18 +45,21 @@ rate measured on held-out URLs (which were never inserted, so every "dup" is
 false) with a 95% confidence interval, the layout's own formula for it,
 whether it persists, and how it stays exactly-once across processes.
 
-Layouts: bitmap and keyed (urldedupd's, in real temporary state
-directories), bloom (the patent's comparison: k <= 10 positions from CRC32,
-MD5 and SHA1), mdbf (multi-dimensional Bloom filter, S = 4, k = 4), dsbf
-(dynamic splittable Bloom filter, 4 leaves), hashtable (Zheng et al.'s bitmap
-indexed by a string hash, in memory) and exact (a set of the URLs: the
-truth). --plot draws each layout's measured rate (points, on up to 100,000
+Layouts, in real temporary state directories: bitmap, keyed, bloom (k best
+for the URLs), mdbf (S = 4, k = 4) and dsbf (first leaves, 4 or up to 16,
+of at most 2 MiB, that together fit --memory; fmax four times a classic
+filter's rate at the URLs given, so it splits only past them);
+the layouts' own sizes are powers of two (bloom, mdbf: 1 MiB to 512 MiB).
+In memory: bloom-patent (the patent's comparison exactly: k <= 10 positions
+from the words of CRC32, MD5 and SHA1), hashtable (Zheng et al.'s bitmap
+indexed by a string hash) and exact (a set of the URLs: the truth). --plot draws each layout's measured rate (points, on up to 100,000
 held-out URLs at ~6 points a decade) and formula (dashed) against the URLs
 inserted. Progress goes to stderr.`,
 		Example: `  urldedupd compare --synthetic 1000000
   urldedupd compare --urls crawl.txt --held-out later.txt --layouts bitmap,keyed,bloom
   urldedupd compare --synthetic 10000000 --held-out-synthetic 10000000 --json > cmp.json
-  urldedupd compare --synthetic 1000000 --memory 1MiB --plot rates.svg`,
+  urldedupd compare --synthetic 1000000 --memory 1MiB --plot rates.svg
+  urldedupd compare --synthetic 1000000 --memory 1MiB --layouts bloom,bloom-patent,mdbf,dsbf,hashtable`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCompare(o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())

@@ -21,7 +21,7 @@ func TestCompare(t *testing.T) {
 	urls, heldOut := filepath.Join(dir, "in.txt"), filepath.Join(dir, "held.txt")
 	os.WriteFile(urls, []byte(in.String()+in.String()), 0o644) // every URL twice
 	os.WriteFile(heldOut, []byte(held.String()), 0o644)
-	out, stderr, code := run(t, nil, "compare", "--urls", urls, "--held-out", heldOut, "--memory", "8KiB", "--layouts", "bloom,hashtable,exact", "--json")
+	out, stderr, code := run(t, nil, "compare", "--urls", urls, "--held-out", heldOut, "--memory", "8KiB", "--layouts", "bloom-patent,hashtable,exact", "--json")
 	var res []struct {
 		Layout   string                        `json:"layout"`
 		Inserted uint64                        `json:"inserted"`
@@ -46,7 +46,7 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("compare table: %d\n%s", code, out)
 	}
 	svg := filepath.Join(dir, "rates.svg")
-	if _, stderr, code := run(t, nil, "compare", "--synthetic", "20000", "--memory", "8KiB", "--layouts", "bloom,hashtable", "--plot", svg); code != 0 {
+	if _, stderr, code := run(t, nil, "compare", "--synthetic", "20000", "--memory", "8KiB", "--layouts", "bloom-patent,hashtable", "--plot", svg); code != 0 {
 		t.Fatalf("compare --plot: %d %s", code, stderr)
 	}
 	if b, err := os.ReadFile(svg); err != nil || !strings.Contains(string(b), "hashtable measured") {

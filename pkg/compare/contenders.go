@@ -10,10 +10,8 @@ import (
 	"time"
 
 	"github.com/urldedupd/urldedupd/pkg/bloom"
-	"github.com/urldedupd/urldedupd/pkg/dsbf"
 	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/keyed"
-	"github.com/urldedupd/urldedupd/pkg/mdbf"
 	"github.com/urldedupd/urldedupd/pkg/signature"
 	"github.com/urldedupd/urldedupd/pkg/state"
 )
@@ -37,17 +35,20 @@ type contender interface {
 	close() error
 }
 
-// Layouts are the contenders compare knows, in table order.
-var Layouts = []string{"bitmap", "keyed", "bloom", "mdbf", "dsbf", "hashtable", "exact"}
+// Layouts are the contenders compare knows, in table order: urldedupd's
+// layouts (in real temporary states), the patent's comparison Bloom filter
+// exactly as the patent drew its positions (in memory), Zheng et al.'s
+// bitmap hash table and the exact set.
+var Layouts = []string{"bitmap", "keyed", "bloom", "mdbf", "dsbf", "bloom-patent", "hashtable", "exact"}
 
 // newContender makes the contender name with memory bytes (where its rules
 // allow), planned for n distinct URLs, with temporary state under dir.
 func newContender(name string, memory int64, n uint64, dir string) (contender, error) {
 	bitsOf := func() uint64 { return min(uint64(memory)*8, bloom.MaxBits) }
 	switch name {
-	case "bitmap", "keyed":
-		return newStateContender(name, memory, dir)
-	case "bloom":
+	case "bitmap", "keyed", "bloom", "mdbf", "dsbf":
+		return newStateContender(name, memory, n, dir)
+	case "bloom-patent":
 		m := bitsOf()
 		k := int(math.Round(float64(m) / float64(max(n, 1)) * math.Ln2))
 		k = max(1, min(bloom.MaxK, k))
@@ -56,26 +57,6 @@ func newContender(name string, memory int64, n uint64, dir string) (contender, e
 			return nil, err
 		}
 		return &bloomC{f: f}, nil
-	case "mdbf":
-		const s, k = 4, 4 // the paper's S and k
-		p := mdbf.Params{S: s, K: k, N: uint64(float64(memory*8) / (s * (1 + 1.0/k)))}
-		f, err := mdbf.New(p)
-		if err != nil {
-			return nil, err
-		}
-		return &mdbfC{f: f, p: p}, nil
-	case "dsbf":
-		const c = 4
-		m := uint64(memory) * 8 / c
-		k := int(math.Round(float64(m) / float64(max(n/c, 1)) * math.Ln2))
-		k = max(1, min(32, k))
-		fmax := math.Max(1e-12, 4*math.Pow(-math.Expm1(-float64(k)*float64(n)/float64(m*c)), float64(k)))
-		p := dsbf.Params{C: c, LeafBits: max(m, 64), K: k, FMax: math.Min(fmax, 0.5)}
-		t, err := dsbf.New(p)
-		if err != nil {
-			return nil, err
-		}
-		return &dsbfC{t: t, p: p}, nil
 	case "hashtable":
 		m := bitsOf()
 		return &hashtableC{bits: make([]uint64, (m+63)/64), m: m}, nil
@@ -94,10 +75,17 @@ type stateContender struct {
 	geo    keyed.Geometry
 }
 
-func newStateContender(name string, memory int64, dir string) (*stateContender, error) {
+func newStateContender(name string, memory int64, n uint64, dir string) (*stateContender, error) {
 	in := state.Init{Spec: format.Default}
-	if name == "keyed" {
-		in = state.Init{Spec: format.KeyedSpec(signature.Safe), Size: memory}
+	if name != "bitmap" {
+		l, err := format.ParseLayout(name)
+		if err != nil {
+			return nil, err
+		}
+		in = state.Init{Spec: format.Spec{Layout: l, Algorithm: signature.SipHash, Mode: signature.Safe}, Size: keyedSize(memory)}
+		if l.Filter() {
+			in.Size, in.Filter = filterPlan(l, memory, n)
+		}
 	}
 	m, err := in.Meta(time.Now())
 	if err != nil {
@@ -120,10 +108,24 @@ func newStateContender(name string, memory int64, dir string) (*stateContender, 
 func (c *stateContender) info() Info {
 	m := c.st.Meta()
 	i := Info{Layout: m.Spec.Layout.Name(), Bytes: m.Sizes.Bytes(), Persistent: true, ExactlyOnce: "yes: one atomic operation"}
-	if m.Spec.Layout == format.Keyed {
+	f := m.Filter
+	switch m.Spec.Layout {
+	case format.Keyed:
 		i.Params = fmt.Sprintf("SipHash-1-3, 32-bit fingerprints, 16-slot buckets, %d MiB shards", m.Sizes.ShardBytes>>20)
-	} else {
+	case format.Bitmap:
 		i.Params = "CRC32, 1 bit per signature"
+	case format.Bloom:
+		i.Params = fmt.Sprintf("m=%d bits, k=%d (keyed SipHash-1-3)", m.Sizes.Bytes()*8, f.K)
+	case format.MDBF:
+		i.Params = fmt.Sprintf("S=%d, N=%d, k=%d", f.Groups, f.V1Bits, f.K)
+	case format.DSBF:
+		rep, _ := c.st.Report(context.Background())
+		i.Params = fmt.Sprintf("c=%d, m=%d bits/leaf, k=%d, fmax=%.2g; height %d, %d leaves", f.Children,
+			m.Sizes.ShardBytes*8-format.LeafHeaderBytes*8, f.K, f.FMax, rep.Height, rep.Leaves)
+		i.Bytes = int64(rep.Leaves) * m.Sizes.ShardBytes // the leaves in use; the state holds 256
+	}
+	if m.Spec.Layout.Filter() {
+		i.ExactlyOnce = "yes: an OFD lock per batch"
 	}
 	return i
 }
@@ -137,11 +139,65 @@ func (c *stateContender) decide(urls [][]byte, seen []bool, dryRun bool) error {
 	return c.st.Decide(context.Background(), c.sigs, seen, dryRun)
 }
 
+// theory is each layout's formula: from n for bitmap, keyed and bloom;
+// from the state measured for mdbf (the URLs loaded in their own group)
+// and dsbf (the tree as it has grown).
 func (c *stateContender) theory(n uint64) float64 {
-	if c.st.Meta().Spec.Layout == format.Keyed {
+	m := c.st.Meta()
+	switch m.Spec.Layout {
+	case format.Keyed:
 		return keyed.Predict(float64(n) / float64(uint64(c.geo.Buckets())*keyed.Shards)).FalseDup()
+	case format.Bitmap:
+		return state.BitmapFalseDup(n)
+	case format.Bloom:
+		return bloom.FalseDup(uint64(m.Sizes.Bytes())*8, m.Filter.K, n)
 	}
-	return state.BitmapFalseDup(n)
+	rep, err := c.st.Report(context.Background())
+	if err != nil {
+		return math.NaN()
+	}
+	return rep.FalseDupChance
+}
+
+// keyedSize is the keyed state for memory: the largest of 256 shards of a
+// power of two that fits it, and at least the smallest, 512 MiB.
+func keyedSize(memory int64) int64 {
+	size := int64(format.Shards * format.ShardBytes)
+	for size*2 <= min(memory, format.Shards*format.MaxShardBytes) {
+		size *= 2
+	}
+	return size
+}
+
+// filterPlan sizes a Bloom-family state for compare: the largest state
+// that fits memory (a power of two from 1 MiB to 512 MiB), and the
+// parameters its URLs n call for: bloom's best k; the MDBF paper's S and
+// k (4 and 4); a DSBF whose first c leaves together fit memory (leaves of
+// at most 2 MiB, its largest, so c is 4, or up to 16 where memory allows),
+// k best for n/c URLs a leaf and fmax four times a classic filter's rate
+// at n, so that it splits only when given more than that.
+func filterPlan(l format.Layout, memory int64, n uint64) (int64, format.Filter) {
+	size := int64(1) << 20
+	for size*2 <= min(memory, 512<<20) {
+		size *= 2
+	}
+	n = max(n, 1)
+	bits := uint64(size) * 8
+	switch l {
+	case format.Bloom:
+		return size, format.Filter{K: max(1, min(10, int(math.Round(float64(bits)/float64(n)*math.Ln2))))}
+	case format.MDBF:
+		return size, format.Filter{K: 4, Groups: 4}
+	}
+	leaf := int64(format.MinFilterShardBytes)
+	for leaf*2 <= min(memory/4, format.ShardBytes) {
+		leaf *= 2
+	}
+	c := int(max(4, min(format.MaxChildren, memory/leaf)))
+	m := uint64(leaf)*8 - format.LeafHeaderBytes*8
+	k := max(1, min(format.MaxK, int(math.Round(float64(m)/float64(max(n/uint64(c), 1))*math.Ln2))))
+	classic := math.Pow(-math.Expm1(-float64(k)*float64(n)/float64(m*uint64(c))), float64(k))
+	return leaf * format.Shards, format.Filter{K: k, Children: c, FMax: math.Min(math.Max(4*classic, 1e-12), 0.5)}
 }
 
 func (c *stateContender) close() error {
@@ -155,8 +211,8 @@ func (c *stateContender) close() error {
 type bloomC struct{ f *bloom.Filter }
 
 func (c *bloomC) info() Info {
-	return Info{Layout: "bloom", Params: fmt.Sprintf("m=%d bits, k=%d (CRC32, MD5, SHA1 words)", c.f.M(), c.f.K()),
-		Bytes: int64(c.f.M() / 8), ExactlyOnce: "no (in memory; as a layout: a lock)"}
+	return Info{Layout: "bloom-patent", Params: fmt.Sprintf("m=%d bits, k=%d (CRC32, MD5, SHA1 words, as the patent's comparison)", c.f.M(), c.f.K()),
+		Bytes: int64(c.f.M() / 8), ExactlyOnce: "no (one process's memory; the bloom layout: a lock)"}
 }
 
 func (c *bloomC) decide(urls [][]byte, seen []bool, dryRun bool) error {
@@ -173,60 +229,6 @@ func (c *bloomC) decide(urls [][]byte, seen []bool, dryRun bool) error {
 
 func (c *bloomC) theory(n uint64) float64 { return bloom.FalseDup(c.f.M(), c.f.K(), n) }
 func (c *bloomC) close() error            { return nil }
-
-type mdbfC struct {
-	f *mdbf.Filter
-	p mdbf.Params
-}
-
-func (c *mdbfC) info() Info {
-	return Info{Layout: "mdbf", Params: fmt.Sprintf("S=%d, N=%d, k=%d", c.p.S, c.p.N, c.p.K), Bytes: int64(c.p.Bits() / 8),
-		ExactlyOnce: "no (in memory; as a layout: a lock)"}
-}
-
-func (c *mdbfC) decide(urls [][]byte, seen []bool, dryRun bool) error {
-	for i, u := range urls {
-		h := mdbf.HashOf(u)
-		if dryRun {
-			seen[i] = c.f.Test(h)
-		} else {
-			seen[i] = c.f.TestAndSet(h)
-		}
-	}
-	return nil
-}
-
-// theory is the formula at the URLs the filter holds in their own group: a
-// new URL found present in another group is not inserted into its own.
-func (c *mdbfC) theory(uint64) float64 { return c.p.FalsePositive(c.f.Loaded()) }
-func (c *mdbfC) close() error          { return nil }
-
-type dsbfC struct {
-	t *dsbf.Tree
-	p dsbf.Params
-}
-
-func (c *dsbfC) info() Info {
-	s := c.t.Shape()
-	return Info{Layout: "dsbf", Params: fmt.Sprintf("c=%d, m=%d bits/leaf, k=%d, fmax=%.2g; height %d, %d leaves", c.p.C, c.p.LeafBits, c.p.K, c.p.FMax, s.Height, len(s.Live)+s.Frozen),
-		Bytes: int64(s.Bits / 8), ExactlyOnce: "no (in memory; as a layout: a lock per leaf)"}
-}
-
-func (c *dsbfC) decide(urls [][]byte, seen []bool, dryRun bool) error {
-	for i, u := range urls {
-		h := dsbf.HashOf(u)
-		if dryRun {
-			seen[i] = c.t.Test(h)
-		} else {
-			seen[i] = c.t.TestAndSet(h)
-		}
-	}
-	return nil
-}
-
-// theory is the tree's formula on its shape now (n is in the shape).
-func (c *dsbfC) theory(uint64) float64 { return c.t.FalsePositive() }
-func (c *dsbfC) close() error          { return nil }
 
 // hashtableC is Zheng et al.'s bitmap hash table: a bitmap in memory
 // indexed by a 32-bit string hash (FNV-1a here), not persisted.

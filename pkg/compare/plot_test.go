@@ -17,7 +17,7 @@ import (
 // error.
 func TestPlot(t *testing.T) {
 	res, err := compare.Run(compare.Options{Synthetic: 30_000, HeldOutSynthetic: 30_000, Memory: 16 << 10, Curve: true,
-		Layouts: []string{"bloom", "hashtable"}})
+		Layouts: []string{"bloom-patent", "hashtable"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestPlot(t *testing.T) {
 		}
 	}
 	b, _ := os.ReadFile(svg)
-	if !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("bloom measured")) || !bytes.Contains(b, []byte("hashtable formula")) {
+	if !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("bloom-patent measured")) || !bytes.Contains(b, []byte("hashtable formula")) {
 		t.Errorf("SVG lacks its legend:\n%.300s", b)
 	}
 	f, _ := os.Open(pngPath)
