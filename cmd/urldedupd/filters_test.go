@@ -136,6 +136,15 @@ func TestFilterLayoutsEveryCommand(t *testing.T) {
 				t.Fatalf("API: %d %q", code, body)
 			}
 
+			// snapshot: a state of its own that answers the same.
+			snap := filepath.Join(tmp, "snap")
+			if _, stderr, code := run(t, nil, "--dir", dir, "snapshot", snap); code != 0 {
+				t.Fatalf("snapshot: %d %s", code, stderr)
+			}
+			if out, _, code := run(t, strings.NewReader(strings.Join(want, "\n")+"\nhttp://api.example/\nhttp://after-snap.example/\n"), "--dir", snap, "filter"); code != 0 || out != "http://after-snap.example/\n" {
+				t.Fatalf("filter on the snapshot: %d %q", code, out)
+			}
+
 			// merge: a second state of the same key and parameters.
 			other := filepath.Join(tmp, "other")
 			key := filepath.Join(tmp, "shared.key")

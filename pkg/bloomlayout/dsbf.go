@@ -22,7 +22,7 @@ func (t *tree) header(s int) (split, count *uint64) {
 
 func (t *tree) isSplit(s int) bool {
 	split, _ := t.header(s)
-	return loadBE(split) != 0
+	return t.Split(s, loadBE(split) != 0)
 }
 
 // has reports whether all of sig's positions are set in leaf s; with set,

@@ -184,3 +184,41 @@ func TestDecideAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLeafHeaders: a DSBF state whose leaf headers hold anything (a
+// damaged or forged state file) is decided and reported without a panic,
+// and what is inserted is found.
+func FuzzLeafHeaders(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, uint64(1))
+	f.Add(make([]byte, 16), uint64(2))
+	f.Fuzz(func(t *testing.T, headers []byte, seed uint64) {
+		m, shards := heapState(t, format.DSBF, 4<<10, format.Filter{K: 4, Children: 3, FMax: 0.01})
+		for s := range shards { // each leaf's 16 header bytes from the input, cycled
+			for i := range 16 {
+				if len(headers) > 0 {
+					shards[s][i] = headers[(s*16+i)%len(headers)]
+				}
+			}
+		}
+		set, err := New(m, shards, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sigs := randomSigs(rand.New(rand.NewPCG(seed, 1)), 2000)
+		seen := make([]bool, len(sigs))
+		if err := set.Decide(context.Background(), sigs, seen, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := set.Decide(context.Background(), sigs, seen, true); err != nil {
+			t.Fatal(err)
+		}
+		for i, ok := range seen {
+			if !ok {
+				t.Fatalf("URL %d inserted, then not found", i)
+			}
+		}
+		if _, err := set.Report(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

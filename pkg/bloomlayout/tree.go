@@ -68,6 +68,14 @@ func (t *Tree) Positions(dst []uint64, sig uint64) []uint64 {
 	return dst
 }
 
+// Split reports whether leaf s counts as split when its header's flag is
+// flag: a flag on a leaf that cannot split (a damaged or forged state)
+// is ignored, so the leaf is read and written as a live one.
+func (t *Tree) Split(s int, flag bool) bool {
+	_, ok := t.children(s)
+	return flag && ok
+}
+
 func (t *Tree) children(s int) (int, bool) {
 	first := t.c * (s + 1)
 	return first, first+t.c <= t.leaves
@@ -105,6 +113,9 @@ func (t *Tree) Report(r *Report, leaves []Leaf) {
 	r.Bits = uint64(t.leaves) * t.m
 	fill := make([]float64, t.leaves)
 	exists := make([]bool, t.leaves)
+	for s := range leaves {
+		leaves[s].Split = t.Split(s, leaves[s].Split)
+	}
 	for s, l := range leaves {
 		r.Shards[s] = l.BitsSet
 		r.BitsSet += l.BitsSet

@@ -18,6 +18,13 @@ func FuzzMeta(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(golden)
+	for _, l := range []string{"bloom", "mdbf", "dsbf"} { // the Bloom family's parameters
+		b, err := os.ReadFile("testdata/meta-" + l + ".golden")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Add([]byte("urldedupd-state 1\nchecksum 00000000\n"))
 	f.Add([]byte("\nchecksum "))
 	f.Add([]byte(""))

@@ -231,7 +231,7 @@ func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([
 			if want != 1+c.sent*k {
 				return next, retry, leafErr(fmt.Errorf("%d answers for %d URLs", want, c.sent))
 			}
-			splitBefore := vals[0] != 0
+			splitBefore := t.Split(s, vals[0] != 0)
 			if splitBefore {
 				r.split[s].Store(true)
 			}
@@ -267,7 +267,7 @@ func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([
 		if e != nil && !errors.Is(e, redis.Nil) {
 			return next, retry, leafErr(e)
 		}
-		split = slices.ContainsFunc(h, func(b byte) bool { return b != 0 })
+		split = t.Split(s, slices.ContainsFunc(h, func(b byte) bool { return b != 0 }))
 	}
 	bits := c.read.Val()
 	if len(bits) != k*len(unsent) {
@@ -310,7 +310,7 @@ func (r *Redis) loadTree(ctx context.Context) error {
 		return err
 	}
 	for s, l := range leaves {
-		r.split[s].Store(l.Split)
+		r.split[s].Store(r.tree.Split(s, l.Split))
 		r.count[s].Store(l.URLs)
 	}
 	return nil
