@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -261,4 +262,36 @@ func TestDSBFInRedis(t *testing.T) {
 		}
 		t.Logf("cluster: %d distinct URLs, each printed once; height %d, %d leaves", n, s.Height, s.Leaves)
 	})
+}
+
+// `filter` leaves the shards to the kernel at exit (no msync) unless
+// --sync asks it to wait until they are on disk (one msync a shard);
+// either way the next process finds every URL.
+func TestSyncFlag(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
+		t.Fatalf("init: %s", stderr)
+	}
+	for _, tt := range []struct {
+		args []string
+		url  string
+		sync bool
+	}{{nil, "http://a.example/", false}, {[]string{"--sync"}, "http://b.example/", true}} {
+		trace := filepath.Join(t.TempDir(), "trace")
+		cmd := exec.Command("strace", append(append([]string{"-f", "-e", "trace=msync", "-o", trace, binary}, tt.args...), "--dir", dir, "filter")...)
+		cmd.Stdin = strings.NewReader(tt.url + "\n")
+		if out, err := cmd.Output(); err != nil || string(out) != tt.url+"\n" {
+			t.Fatalf("%v: %v %q", tt.args, err, out)
+		}
+		b, err := os.ReadFile(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(b), "msync("); (n >= 256) != tt.sync || (!tt.sync && n != 0) {
+			t.Fatalf("%v: %d msync calls", tt.args, n)
+		}
+		if out, _, _ := run(t, nil, "--dir", dir, "check", tt.url); out != "dup\t"+tt.url+"\n" {
+			t.Fatalf("after %v: %q", tt.args, out)
+		}
+	}
 }

@@ -28,6 +28,7 @@ type globalOptions struct {
 	localCache     string
 	redisReplicas  int
 	redisTimeout   time.Duration
+	sync           bool
 	inFlight       int
 }
 
@@ -83,6 +84,7 @@ $XDG_STATE_HOME/urldedupd, else ~/.local/state/urldedupd.`,
 	pf.StringVar(&g.onBackendError, "on-backend-error", "fail", "when Redis cannot decide a batch: fail (exit with an error) or assume-new (answer every URL of it new)")
 	pf.StringVar(&g.localCache, "local-cache", "", "with --backend: a local state dir answering known duplicates without asking Redis")
 	pf.IntVar(&g.redisReplicas, "redis-replicas", 0, "with --backend: each batch waits until this many replicas of every master it wrote to have it (WAIT), so a failover cannot lose an answered bit")
+	pf.BoolVar(&g.sync, "sync", false, "wait at exit until every bit set is on disk (msync), so that a power loss afterwards loses nothing; without it the kernel writes them within its writeback delay (30 s by default), and a power loss in that time makes those URLs new again (a process exit, even kill -9, loses nothing either way)")
 	pf.DurationVar(&g.redisTimeout, "redis-timeout", 10*time.Second, "with --backend: time for one batch, retries of commands that provably did not run included")
 	pf.IntVar(&g.inFlight, "in-flight", 4, "with --backend: batches in flight at once (answers keep their order)")
 	root.SetFlagErrorFunc(flagError)

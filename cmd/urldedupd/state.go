@@ -37,6 +37,9 @@ func openState(ctx context.Context, g *globalOptions, opts state.Options) (*stat
 		opts.Remote.InFlight, opts.Remote.Cache = g.inFlight, g.localCache
 	}
 	opts.Local.Warn = warnState
+	// A command that flushes as it runs (serve) syncs at exit too; the
+	// others wait at exit only when asked (--sync).
+	opts.Local.NoCloseSync = !g.sync && opts.Local.FlushInterval == 0
 	st, err := state.Open(ctx, where, &opts)
 	if err != nil && g.backend == "" && errors.Is(err, fs.ErrPermission) && !opts.ReadOnly {
 		err = fmt.Errorf("%w (state %s is not writable by this user; commands that only read, like check and stats, can use it)", err, g.dir)

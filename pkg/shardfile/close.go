@@ -68,7 +68,10 @@ func (d *Dir) Close() error {
 		close(d.stop)
 		<-d.flushed
 	}
-	err := d.syncLocked()
+	var err error
+	if !d.noSync {
+		err = d.syncLocked()
+	}
 	return errors.Join(err, d.release())
 }
 

@@ -27,6 +27,7 @@ type Dir struct {
 	created  bool
 	madeDirs []string // directories Open created, outermost first
 	lock     *os.File // the directory itself, flocked
+	noSync   bool     // Close does not wait for the shards to be on disk
 	maps     [format.Shards]mmap.MMap
 	key      *signature.Key // a Keyed state's, from its key file
 
@@ -44,7 +45,7 @@ func Open(dir string, opts *Options) (*Dir, error) {
 	if opts == nil {
 		opts = DefaultOptions
 	}
-	d := &Dir{path: dir, readOnly: opts.ReadOnly}
+	d := &Dir{path: dir, readOnly: opts.ReadOnly, noSync: opts.NoCloseSync}
 	if err := d.open(opts); err != nil {
 		_ = d.release()
 		for i := len(d.madeDirs) - 1; i >= 0; i-- {

@@ -40,6 +40,15 @@ type Options struct {
 	// loss can take. Zero flushes only on Sync and Close.
 	FlushInterval time.Duration
 
+	// NoCloseSync makes Close leave the dirty bits to the kernel instead
+	// of waiting until they are on disk. A process that exits, even by
+	// SIGKILL, loses nothing either way (the bits are in the page cache);
+	// a power loss or kernel crash within the kernel's writeback delay
+	// (vm.dirty_expire_centisecs, 30 s by default) can lose the bits set
+	// since, which makes their URLs new again. Waiting costs the writeback
+	// of every page dirtied: on a fresh 512 MiB state, most of it.
+	NoCloseSync bool
+
 	// Warn, when non-nil, is told what Open accepted but a user should
 	// know, at most once per Open: today, an error wrapping ErrUnallocated
 	// when sparse shards were left unallocated on a file system without

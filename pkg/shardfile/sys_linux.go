@@ -33,7 +33,9 @@ func flock(f *os.File, exclusive bool, timeout time.Duration) error {
 	}
 }
 
-func syncMap(b []byte) error { return unix.Msync(b, unix.MS_SYNC) }
+// syncMap writes a mapping's dirty pages to disk and waits (a variable so
+// that tests can count the calls).
+var syncMap = func(b []byte) error { return unix.Msync(b, unix.MS_SYNC) }
 
 // allocatedBytes is the disk space allocated to a file (st_blocks × 512).
 func allocatedBytes(fi os.FileInfo) int64 {

@@ -11,7 +11,7 @@ import (
 // On other systems the state cannot be shared safely between processes.
 func flock(f *os.File, exclusive bool, timeout time.Duration) error { return errors.ErrUnsupported }
 
-func syncMap(b []byte) error { return errors.ErrUnsupported }
+var syncMap = func(b []byte) error { return errors.ErrUnsupported }
 
 func isNoSpace(err error) bool { return false }
 
