@@ -38,6 +38,7 @@ func (o *initOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.size, "size", "", "the state's size: keyed, 256 shards of a power of two from 2 MiB to 1 GiB (512MiB, 8GiB, or bytes); bloom, mdbf, dsbf from 4 KiB to 2 MiB (1MiB to 512MiB; a dsbf leaf is a shard); bitmap is always 512MiB")
 	fs.IntVar(&o.filter.K, "k", 0, "bloom, mdbf, dsbf: positions per URL (bloom 1..10; default: best for --capacity, else bloom 4, mdbf 4, dsbf from --fmax)")
 	fs.IntVar(&o.filter.Groups, "groups", 0, "mdbf: the groups S, 1..256 (default 4); each group's V1 and V2 share the state's bits")
+	fs.Uint64Var(&o.filter.V1Bits, "v1-bits", 0, "mdbf: N, the bits of each group's V1, a multiple of 64·k (default: the most that --groups groups of V1 and V2 fit in --size)")
 	fs.IntVar(&o.filter.Children, "children", 0, "dsbf: leaves of the first level and children of a split, 2..16 (default 3, or the paper's c for --capacity)")
 	fs.Float64Var(&o.filter.FMax, "fmax", 0, "dsbf: the bound on the false-dup chance however the tree grows (default --false-dup, else 0.01)")
 	fs.StringVar(&o.keyFile, "key-file", "", "keyed: take the secret key from this file (mode 0600), to share one key among states to be merged; a file that does not exist is written with the state's key")
@@ -135,7 +136,7 @@ func (o *initOptions) request() (state.Init, error) {
 		return in, errors.New("--key-file: the bitmap layout has no key")
 	}
 	if o.filter != (format.Filter{}) && !layout.Filter() {
-		return in, errors.New("--k, --groups, --children, --fmax: only for the bloom, mdbf and dsbf layouts")
+		return in, errors.New("--k, --groups, --v1-bits, --children, --fmax: only for the bloom, mdbf and dsbf layouts")
 	}
 	in.Filter = o.filter
 	if o.size != "" {

@@ -41,9 +41,9 @@ const LeafHeaderBytes = 64
 // GroupBits is the bits one MDBF group takes: V1 and V2.
 func (f Filter) GroupBits() uint64 { return f.V1Bits + f.V1Bits/uint64(f.K) }
 
-// checkFilter returns an error wrapping ErrLayout unless f suits layout l
+// CheckFilter returns an error wrapping ErrLayout unless f suits layout l
 // over sizes s.
-func (l Layout) checkFilter(f Filter, s Sizes) error {
+func (l Layout) CheckFilter(f Filter, s Sizes) error {
 	bits := uint64(s.Bytes()) * 8
 	bad := func(why string, args ...any) error {
 		return fmt.Errorf("%w: layout %s: %s", ErrLayout, l, fmt.Sprintf(why, args...))

@@ -177,7 +177,7 @@ func (m *Meta) decodeFields(f map[string]string) error {
 	if err := m.Filter.unmarshal(f); err != nil {
 		return err
 	}
-	if err := m.Spec.Layout.checkFilter(m.Filter, m.Sizes); err != nil {
+	if err := m.Spec.Layout.CheckFilter(m.Filter, m.Sizes); err != nil {
 		return err
 	}
 	if err := m.decodeKey(f); err != nil {
@@ -254,7 +254,7 @@ func Creating(spec *Spec, asked *Meta, now time.Time) (Meta, error) {
 	if err := m.Spec.Layout.CheckSizes(m.Sizes); err != nil {
 		return m, err
 	}
-	if err := m.Spec.Layout.checkFilter(m.Filter, m.Sizes); err != nil {
+	if err := m.Spec.Layout.CheckFilter(m.Filter, m.Sizes); err != nil {
 		return m, err
 	}
 	if m.Spec.Layout.Keyed() {

@@ -33,13 +33,20 @@ func (i Init) planFilter(m *format.Meta) error {
 		}
 	}
 	var best float64
+	var bad error
 	for _, b := range sizes {
 		m.Sizes.ShardBytes = b
 		f, p := i.filterFor(m.Spec.Layout, uint64(b)*8*format.Shards)
 		m.Filter, best = f, p
-		if i.Capacity == 0 || p <= i.FalseDup {
-			return m.Spec.Layout.CheckSizes(m.Sizes)
+		if bad = m.Spec.Layout.CheckFilter(f, m.Sizes); bad != nil {
+			continue // parameters asked that fit a larger state only, or none
 		}
+		if i.Capacity == 0 || p <= i.FalseDup {
+			return nil
+		}
+	}
+	if bad != nil {
+		return fmt.Errorf("%w: %w", ErrPlan, bad)
 	}
 	return fmt.Errorf("%w: layout %s: %d URLs at a false-duplicate chance of %g: the best in %d MiB is %.3g", ErrPlan,
 		m.Spec.Layout.Name(), i.Capacity, i.FalseDup, m.Sizes.Bytes()>>20, best)
