@@ -2,7 +2,7 @@
 # Times `urldedupd filter` against its peers on one deterministic URL file,
 # all in the same run: mawk '!seen[$0]++', LC_ALL=C sort -u, a Python set
 # filter, and the floor (read lines + CRC32 only). Then the patent's own
-# experiment: two passes over 75,012 URLs.
+# experiment, two passes over 75,012 URLs (scripts/bench-patent.sh).
 #
 # Usage: scripts/bench-filter.sh [LINES]   (default 10000000)
 # With BASE=/path/to/an/older/urldedupd, the filter rows are also run with
@@ -27,7 +27,6 @@ go build -o "$work/urldedupd" ./cmd/urldedupd
 go build -o "$work/genurls" ./scripts/genurls
 go build -o "$work/crcfloor" ./scripts/crcfloor
 "$work/genurls" -n "$lines" > "$work/urls.txt"
-"$work/genurls" -n 75012 -seed 7 > "$work/patent.txt"
 cat > "$work/setfilter.py" <<'PY'
 import sys
 seen = set()
@@ -66,18 +65,6 @@ measure "LC_ALL=C sort -u" env LC_ALL=C sort -u "$work/urls.txt"
 measure "python3 set filter" sh -c "python3 '$work/setfilter.py' < '$work/urls.txt'"
 
 echo
-echo "Patent experiment: 75,012 URLs, two passes (ms, wall clock of the whole command)"
+echo "Patent experiment: 75,012 URLs, two passes (scripts/bench-patent.sh)"
 echo
-echo "| case | pass 1 | pass 2 |"
-echo "|---|---|---|"
-ms() { local s e; s=$(date +%s%N); "$@" > /dev/null; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
-rm -rf "$work/p"; t0=$(ms "$work/urldedupd" --dir "$work/p" init)
-p1=$(ms "$work/urldedupd" --dir "$work/p" filter "$work/patent.txt"); p2=$(ms "$work/urldedupd" --dir "$work/p" filter "$work/patent.txt")
-echo "| fresh state (init took $t0 ms) | $p1 | $p2 |"
-rm -rf "$work/p"; "$work/urldedupd" --dir "$work/p" init > /dev/null
-if [ -z "${NO_DROP_CACHES:-}" ] && sync && echo 3 > /proc/sys/vm/drop_caches 2>/dev/null; then
-  p1=$(ms "$work/urldedupd" --dir "$work/p" filter "$work/patent.txt"); p2=$(ms "$work/urldedupd" --dir "$work/p" filter "$work/patent.txt")
-  echo "| existing state, cold page cache | $p1 | $p2 |"
-fi
-p1=$(ms mawk '!seen[$0]++' "$work/patent.txt")
-echo "| mawk, for scale | $p1 | |"
+bash scripts/bench-patent.sh
