@@ -109,6 +109,9 @@ func runMerge(ctx context.Context, into string, srcs []string, out io.Writer) (e
 
 // describeMerged says what a merge did, in the words of the layout.
 func describeMerged(l format.Layout, m state.Merged) string {
+	if l == format.DSBF {
+		return fmt.Sprintf("%d leaves copied, %d empty", m.Copied, m.Empty)
+	}
 	if l != format.Keyed {
 		return fmt.Sprintf("%d bits added", m.Bits)
 	}

@@ -93,7 +93,7 @@ func runMigrate(ctx context.Context, g *globalOptions, from, to string, out io.W
 	}
 	fmt.Fprintf(out, "%s -> %s: ", src, dst) // not from and to: a Redis address may hold a password
 	switch {
-	case spec.Layout == format.Keyed:
+	case spec.Layout == format.Keyed || spec.Layout == format.DSBF:
 		fmt.Fprintf(out, "%d shards sent, %d empty, %d already done; %s\n", m.Shards, m.Empty, m.Done, describeMerged(spec.Layout, m))
 	case state.IsRemote(to):
 		fmt.Fprintf(out, "%d shards sent, %d empty, %d already done\n", m.Shards, m.Empty, m.Done)

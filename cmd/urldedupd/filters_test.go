@@ -155,15 +155,22 @@ func TestFilterLayoutsEveryCommand(t *testing.T) {
 			if out, _, code := run(t, strings.NewReader("http://merged.example/\n"), "--dir", other, "filter"); code != 0 || out == "" {
 				t.Fatalf("filter into other: %d %q", code, out)
 			}
-			out, stderr, code = run(t, nil, "merge", "--into", third, other)
+			// bloom and mdbf are OR-ed; a DSBF is copied whole into an
+			// empty state, and refused by one that holds anything.
+			want := "bits added"
 			if l.name == "dsbf" {
-				if code == 0 || !strings.Contains(stderr, "DSBF cannot be merged") {
-					t.Fatalf("merge dsbf: %d %q %q", code, out, stderr)
-				}
-			} else if code != 0 || !strings.Contains(out, "bits added") {
+				want = "leaves copied"
+			}
+			out, stderr, code = run(t, nil, "merge", "--into", third, other)
+			if code != 0 || !strings.Contains(out, want) {
 				t.Fatalf("merge: %d %q %q", code, out, stderr)
-			} else if out, _, _ := run(t, nil, "--dir", third, "check", "http://merged.example/"); out != "dup\thttp://merged.example/\n" {
+			}
+			if out, _, _ := run(t, nil, "--dir", third, "check", "http://merged.example/"); out != "dup\thttp://merged.example/\n" {
 				t.Fatalf("after merge: %q", out)
+			}
+			out, stderr, code = run(t, nil, "merge", "--into", third, other)
+			if l.name == "dsbf" && (code != 3 || !strings.Contains(stderr, "DSBF can only be copied into an empty state")) {
+				t.Fatalf("merge into a DSBF that is not empty: %d %q %q", code, out, stderr)
 			}
 			if _, stderr, code := run(t, nil, "merge", "--into", dir, other); code == 0 || !strings.Contains(stderr, "keys") {
 				t.Fatalf("merge of another key: %d %q", code, stderr)
@@ -293,5 +300,51 @@ func TestSyncFlag(t *testing.T) {
 		if out, _, _ := run(t, nil, "--dir", dir, "check", tt.url); out != "dup\t"+tt.url+"\n" {
 			t.Fatalf("after %v: %q", tt.args, out)
 		}
+	}
+}
+
+// A DSBF migrates whole into an empty state, in either direction (its
+// leaves byte for byte: the same tree, the same answers), and is refused,
+// changing nothing, by a destination that holds anything.
+func TestDSBFMigrate(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "state")
+	initFilter(t, []string{"--dir", dir}, []string{"--layout", "dsbf", "--size", "4MiB", "--fmax", "1e-3"})
+	input := filepath.Join(tmp, "in.txt")
+	writeURLs(t, input, 100_000, func(i int) int { return i })
+	if _, _, code := run(t, nil, "--dir", dir, "filter", input); code != 0 {
+		t.Fatalf("filter: %d", code)
+	}
+	addr, _, _ := redisServer(t, t.TempDir())
+	rs := "redis://" + addr + "/0"
+	out, stderr, code := run(t, nil, "migrate", "--from", dir, "--to", rs)
+	if code != 0 || !strings.Contains(out, "leaves copied") {
+		t.Fatalf("migrate to Redis: %d %q %q", code, out, stderr)
+	}
+	sd, sr := statsOf(t, "--dir", dir), statsOf(t, "--backend", rs)
+	if sd.Height < 2 || sd.Height != sr.Height || sd.Leaves != sr.Leaves || *sd.Distinct != *sr.Distinct || sd.FalseDup != sr.FalseDup {
+		t.Fatalf("after migrate: directory %+v, redis %+v", sd, sr)
+	}
+	if out, _, code := run(t, nil, "--backend", rs, "filter", input); code != 0 || out != "" {
+		t.Fatalf("filter on Redis after migrate: %d, %d lines new", code, strings.Count(out, "\n"))
+	}
+	back := filepath.Join(tmp, "back")
+	if out, stderr, code := run(t, nil, "migrate", "--from", rs, "--to", back); code != 0 || !strings.Contains(out, "leaves copied") {
+		t.Fatalf("migrate back: %d %q %q", code, out, stderr)
+	}
+	if sb := statsOf(t, "--dir", back); *sb.Distinct != *sd.Distinct || sb.Leaves != sd.Leaves {
+		t.Fatalf("back: %+v, want %+v", sb, sd)
+	}
+	// The same migrate again is done already (resumable, idempotent);
+	// another source into the full DSBF is refused.
+	if out, stderr, code := run(t, nil, "migrate", "--from", dir, "--to", rs); code != 0 || !strings.Contains(out, "256 already done") {
+		t.Fatalf("migrate again: %d %q %q", code, out, stderr)
+	}
+	before := statsOf(t, "--backend", rs)
+	if _, stderr, code := run(t, nil, "migrate", "--from", back, "--to", rs); code != 3 || !strings.Contains(stderr, "empty state") {
+		t.Fatalf("migrate into a full DSBF: %d %q", code, stderr)
+	}
+	if after := statsOf(t, "--backend", rs); *after.Distinct != *before.Distinct {
+		t.Fatalf("the refused migrate changed Redis: %v -> %v URLs", *before.Distinct, *after.Distinct)
 	}
 }

@@ -121,6 +121,21 @@ func (s *Set) Decide(_ context.Context, sigs []signature.Signature, seen []bool,
 	return nil
 }
 
+// Exclusive runs fn holding the batch lock, as Decide does: no batch of
+// any process runs meanwhile (merge copies a DSBF into an empty state
+// under it).
+func (s *Set) Exclusive(fn func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lk != nil {
+		if err := s.lk.Lock(); err != nil {
+			return err
+		}
+		defer s.lk.Unlock()
+	}
+	return fn()
+}
+
 func (s *Set) catch(restore bool, errp *error) {
 	debug.SetPanicOnFault(restore)
 	r := recover()
@@ -134,10 +149,12 @@ func (s *Set) catch(restore bool, errp *error) {
 	panic(r)
 }
 
-// ErrNoMerge is returned by OrShard for a DSBF: its leaves split when
-// their own URLs reach a bound, so two trees' leaves hold different URLs
-// and their bits cannot be OR-ed.
-var ErrNoMerge = errors.New("bloomlayout: a DSBF cannot be merged by OR (replay or filter the source's URLs into it instead)")
+// ErrNoMerge is returned by OrShard for a DSBF, and when a DSBF is to be
+// merged into one that is not empty: its leaves split when their own URLs
+// reach a bound, so two trees' leaves hold different URLs and their bits
+// cannot be OR-ed; a tree can only be copied whole into an empty state.
+// It wraps format.ErrMismatch.
+var ErrNoMerge = fmt.Errorf("%w: a DSBF can only be copied into an empty state, not merged by OR (filter the source's URLs into it instead)", format.ErrMismatch)
 
 // OrShard ORs data, shard i of a state of the same layout, parameters and
 // key, into shard i, word by word with atomic ORs (safe while others

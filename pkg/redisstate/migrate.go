@@ -101,3 +101,28 @@ func (p *Progress) Mark(ctx context.Context, i int) error {
 	}
 	return nil
 }
+
+// Empty reports whether none of the 256 shard keys exists, but for those
+// done records as already copied (nil: none).
+func (r *Redis) Empty(ctx context.Context, done *Progress) (bool, error) {
+	pipe := r.c.Pipeline()
+	exists := make([]*redis.IntCmd, len(r.keys))
+	for i, k := range r.keys {
+		exists[i] = pipe.Exists(ctx, k)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return false, fmt.Errorf("redisstate: %w: %v", ErrUnavailable, err)
+	}
+	for i, e := range exists {
+		if e.Val() == 0 {
+			continue
+		}
+		if done == nil {
+			return false, nil
+		}
+		if ok, err := done.Done(ctx, i); err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}

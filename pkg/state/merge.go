@@ -9,6 +9,7 @@ import (
 	"github.com/urldedupd/urldedupd/pkg/bloomlayout"
 	"github.com/urldedupd/urldedupd/pkg/format"
 	"github.com/urldedupd/urldedupd/pkg/keyed"
+	"github.com/urldedupd/urldedupd/pkg/redisstate"
 )
 
 // MergeOptions configure State.Merge. A nil *MergeOptions is the zero one.
@@ -61,10 +62,19 @@ func (s *State) Merge(ctx context.Context, src *State, opts *MergeOptions) (m Me
 	if s.redis == nil && s.dir.ReadOnly() {
 		return m, fmt.Errorf("state: merge into %s: %w", s, keyed.ErrReadOnly)
 	}
-	if s.meta.Spec.Layout == format.DSBF {
-		return m, fmt.Errorf("state: merge %s into %s: %w", src, s, bloomlayout.ErrNoMerge)
-	}
 	defer s.catchFault(debug.SetPanicOnFault(true), src, &err)
+	if s.meta.Spec.Layout == format.DSBF && s.redis == nil {
+		return s.copyTree(ctx, src)
+	}
+	if s.meta.Spec.Layout == format.DSBF {
+		empty, err := s.emptyFor(ctx, opts.Progress)
+		if err != nil {
+			return m, err
+		}
+		if !empty {
+			return m, fmt.Errorf("state: merge %s into %s: %w", src, s, bloomlayout.ErrNoMerge)
+		}
+	}
 	w := merger{dst: s, opts: opts, m: &m}
 	if s.meta.Spec.Layout == format.Keyed {
 		w.geo, err = keyed.NewGeometry(s.meta.Sizes.ShardBytes)
@@ -133,6 +143,13 @@ func (w *merger) shard(ctx context.Context, src *State, i int) error {
 func (w *merger) send(ctx context.Context, i int, data []byte) error {
 	s := w.dst
 	switch {
+	case s.meta.Spec.Layout == format.DSBF && s.redis != nil:
+		copied, err := s.redis.CopyShard(ctx, i, data)
+		if err == nil && !copied { // written since Merge found it empty
+			err = fmt.Errorf("state: merge into %s: leaf %s: %w", s, format.ShardName(i), bloomlayout.ErrNoMerge)
+		}
+		w.m.Copied += b2i(copied)
+		return err
 	case s.filter != nil:
 		n, err := s.filter.OrShard(i, data)
 		w.m.Bits += n
@@ -170,6 +187,53 @@ func (w *merger) reinsert(ctx context.Context, i int, data []byte, dst keyed.Ins
 		return fmt.Errorf("state: merge into %s: %w", w.dst, err)
 	}
 	return nil
+}
+
+// emptyFor reports whether a DSBF in Redis holds nothing, so that a tree
+// can be copied into it: no shard key, but those progress records as
+// copied by an earlier run.
+func (s *State) emptyFor(ctx context.Context, progress string) (bool, error) {
+	var done *redisstate.Progress
+	if progress != "" {
+		done = s.redis.Progress(progress)
+	}
+	return s.redis.Empty(ctx, done)
+}
+
+// copyTree copies the DSBF src, leaf by leaf, into s, a directory, holding
+// s's batch lock throughout, so no process decides on s meanwhile; s must
+// be empty (bloomlayout.ErrNoMerge).
+func (s *State) copyTree(ctx context.Context, src *State) (m Merged, err error) {
+	err = s.filter.Exclusive(func() error {
+		for i := range format.Shards {
+			if !allZero(s.dir.Shard(i)) {
+				return fmt.Errorf("state: merge %s into %s: %w", src, s, bloomlayout.ErrNoMerge)
+			}
+		}
+		for i := range format.Shards {
+			data, err := src.shardBytes(ctx, i)
+			if err != nil {
+				return err
+			}
+			if allZero(data) {
+				m.Empty++
+				continue
+			}
+			d := s.dir.Shard(i)
+			for off := 0; off < len(data); off += pageBytes { // pages of zeros stay unwritten
+				if p := data[off:min(off+pageBytes, len(data))]; !allZero(p) {
+					copy(d[off:], p)
+				}
+			}
+			m.Shards++
+			m.Copied++
+		}
+		return nil
+	})
+	if err != nil {
+		return m, err
+	}
+	return m, s.Sync()
 }
 
 // shardBytes returns shard i as stored: the directory's mapping, or the
