@@ -13,10 +13,11 @@ import (
 	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
-// maxRounds bounds the rounds of one batch: a tree of 256 leaves is at
-// most 8 deep (c ≥ 2); a leaf near its bound takes a few more, and a
-// command that provably did not run is sent again within the batch's
-// timeout.
+// maxRounds bounds the rounds of one batch, beyond one a URL: a tree of
+// 256 leaves is at most 8 deep (c ≥ 2), a leaf near its bound takes a few
+// more, and every round decides a URL, sends one to a child or counts,
+// but for commands that provably did not run, sent again within the
+// batch's timeout.
 const maxRounds = 64
 
 // decideTree decides sc's pending signatures on a DSBF whose leaves are
@@ -42,7 +43,9 @@ const maxRounds = 64
 //     child will bear out (once, as always).
 //
 // A leaf is sent at most as many URLs as its bound has room for, so that
-// it splits where a state directory's would. URLs at a leaf known to have
+// it splits where a state directory's would; the others are read in the
+// same pipeline, and those it holds already are duplicates (bits are never
+// cleared), the rest wait for the next round. URLs at a leaf known to have
 // split are read only (BITFIELD_RO) and go on to their child when absent;
 // a dry run reads every leaf, with its flag (GETRANGE) in the same
 // pipeline.
@@ -62,8 +65,8 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 		if len(sc.pending) == 0 && !counting {
 			return nil
 		}
-		if round == maxRounds {
-			return fmt.Errorf("%w: %d URLs not decided in %d rounds", ErrUnavailable, len(sc.pending), maxRounds)
+		if round == maxRounds+len(sc.sub) {
+			return fmt.Errorf("%w: %d URLs not decided in %d rounds", ErrUnavailable, len(sc.pending), round)
 		}
 		for s := range sc.byLeaf {
 			sc.byLeaf[s] = sc.byLeaf[s][:0]
@@ -108,6 +111,7 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 // leafCall is one leaf's commands of a round.
 type leafCall struct {
 	leaf  int
+	dry   bool
 	write *redis.IntSliceCmd // BITFIELD: [INCRBY count] [SET flag] [GET flag, SET bits of sent URLs]
 	incr  uint64             // the INCRBY's increment (0: none)
 	flag  bool               // write sets the split flag
@@ -151,7 +155,7 @@ func (r *Redis) appendBits(args []any, sc *scratch, ks []int, op string) []any {
 func (r *Redis) leafCall(ctx context.Context, pipe redis.Pipeliner, sc *scratch, s int, dryRun bool) leafCall {
 	t := r.tree
 	ks := sc.byLeaf[s]
-	c := leafCall{leaf: s}
+	c := leafCall{leaf: s, dry: dryRun}
 	split := r.split[s].Load()
 	if !dryRun {
 		start := len(sc.arena)
@@ -180,13 +184,13 @@ func (r *Redis) leafCall(ctx context.Context, pipe redis.Pipeliner, sc *scratch,
 			_ = pipe.Process(ctx, c.write)
 		}
 	}
-	if (split || dryRun) && len(ks) > c.sent {
+	if len(ks) > c.sent {
 		start := len(sc.arena)
 		args := r.appendBits(append(sc.arena, "BITFIELD_RO", r.keys[s]), sc, ks[c.sent:], "GET")
 		sc.arena = args
 		c.read = redis.NewIntSliceCmd(ctx, args[start:len(args):len(args)]...)
 		_ = pipe.Process(ctx, c.read)
-		if !split {
+		if dryRun && !split {
 			c.head = pipe.GetRange(ctx, r.keys[s], 0, 7)
 		}
 	}
@@ -280,8 +284,10 @@ func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([
 		case split:
 			sc.slot[ki] = t.Child(s, uint64(sc.sub[ki]))
 			next = append(next, ki)
-		default:
+		case c.dry:
 			sc.ans[ki] = 0
+		default: // a live leaf without room for it this round
+			next = append(next, ki)
 		}
 	}
 	return next, retry, nil
