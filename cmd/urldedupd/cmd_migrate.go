@@ -22,7 +22,8 @@ func newMigrateCommand(g *globalOptions) *cobra.Command {
 		Use:   "migrate --from SRC --to DST",
 		Short: "Copy a state between a local directory and Redis (idempotent, resumable)",
 		Long: `Add every URL of SRC to DST, where one of them is a local state directory
-and the other a Redis address (redis://… or redis-cluster://…; key prefix
+and the other a Redis address (redis://…, redis-cluster://… or another
+form --backend takes; key prefix
 --redis-prefix). DST is created with SRC's format, size and (keyed layout)
 key if it has none: in Redis the key goes into the metadata key, in a
 directory into its key file (mode 0600). A DST of another layout, format,
@@ -46,11 +47,14 @@ migrate resumes where it stopped; running it again changes nothing.`,
   urldedupd migrate --from redis-cluster://h1:7000,h2:7000 --to /var/lib/urldedupd`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			isRedis := func(s string) bool { return strings.HasPrefix(s, "redis") && strings.Contains(s, "://") }
+			// A Redis address mistyped must not become a directory.
+			notAddr := func(s string) bool { return strings.Contains(s, "://") && !state.IsRemote(s) }
 			switch {
 			case from == "" || to == "":
 				return usageError(errors.New("--from and --to are both required"))
-			case isRedis(from) == isRedis(to):
+			case notAddr(from) || notAddr(to):
+				return usageError(fmt.Errorf("--from and --to: an address with :// must be a Redis address (%s)", backendForms))
+			case state.IsRemote(from) == state.IsRemote(to):
 				return usageError(errors.New("one of --from and --to must be a local directory and the other a Redis address (to combine local states, use merge)"))
 			}
 			return runMigrate(cmd.Context(), g, from, to, cmd.OutOrStdout())

@@ -140,6 +140,9 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 		HeaderTimeout: o.headTimeout, IdleTimeout: o.idleTimeout, ShutdownTimeout: o.grace, MaxConns: o.maxConns,
 		Logger: log,
 	}
+	if err := checkBackend(g.backend); err != nil {
+		return err
+	}
 	if cfg.Socket == "" && g.backend != "" {
 		return usageError(errors.New("with --backend there is no state directory for the socket: give --socket PATH (or none with --listen)"))
 	}

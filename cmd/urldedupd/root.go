@@ -79,7 +79,7 @@ $XDG_STATE_HOME/urldedupd, else ~/.local/state/urldedupd.`,
 		"state directory (default: $URLDEDUPD_DIR, $XDG_STATE_HOME/urldedupd or ~/.local/state/urldedupd)")
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.backend, "backend", os.Getenv("URLDEDUPD_BACKEND"),
-		"keep the bitmap in Redis instead of --dir: redis://host:port/db or redis-cluster://host:port,host:port (default: $URLDEDUPD_BACKEND)")
+		"keep the state in Redis instead of --dir: redis://host:port/db, rediss://… (TLS), redis-cluster://host:port,host:port, rediss-cluster://… or unix:///path/redis.sock; anything else is refused (default: $URLDEDUPD_BACKEND)")
 	pf.StringVar(&g.redisPrefix, "redis-prefix", "urldedupd", "key prefix in Redis: keys PREFIX:00 … PREFIX:ff and PREFIX:meta")
 	pf.StringVar(&g.onBackendError, "on-backend-error", "fail", "when Redis cannot decide a batch: fail (exit with an error) or assume-new (answer every URL of it new)")
 	pf.StringVar(&g.localCache, "local-cache", "", "with --backend: a local state dir answering known duplicates without asking Redis")
@@ -114,7 +114,7 @@ func exitCode(err error) int {
 		return exitSignal
 	case errors.Is(err, shardfile.ErrLocked):
 		return exitLocked
-	case errors.Is(err, errUsage): // before the causes it may wrap
+	case errors.Is(err, errUsage), errors.Is(err, redisstate.ErrBadURL): // before the causes it may wrap
 		return exitUsage
 	case errors.Is(err, format.ErrNoState), errors.Is(err, shardfile.ErrNotDir),
 		errors.Is(err, shardfile.ErrIncomplete), errors.Is(err, format.ErrCorrupt),

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/urldedupd/urldedupd/pkg/redisstate"
 	"github.com/urldedupd/urldedupd/pkg/state"
@@ -21,6 +22,9 @@ var errLocalOnly = errors.New("this command works on local state directories, no
 func openState(ctx context.Context, g *globalOptions, opts state.Options) (*state.State, error) {
 	where := g.dir
 	if g.backend != "" {
+		if err := checkBackend(g.backend); err != nil {
+			return nil, err
+		}
 		where = g.backend
 		switch g.onBackendError {
 		case "fail":
@@ -45,6 +49,30 @@ func openState(ctx context.Context, g *globalOptions, opts state.Options) (*stat
 		err = fmt.Errorf("%w (state %s is not writable by this user; commands that only read, like check and stats, can use it)", err, g.dir)
 	}
 	return st, err
+}
+
+// backendForms names the addresses --backend takes.
+const backendForms = "redis://[user:password@]host:port/db, rediss://… (TLS), redis-cluster://host:port,host:port, rediss-cluster://… or unix:///path/to/redis.sock[?db=N]"
+
+// checkBackend refuses a --backend (or $URLDEDUPD_BACKEND) that is not a
+// Redis address: a typo must never become a local state directory, which
+// is --dir's alone.
+func checkBackend(addr string) error {
+	if addr == "" || state.IsRemote(addr) {
+		return nil
+	}
+	return usageError(fmt.Errorf("--backend %q (or $URLDEDUPD_BACKEND) is not a Redis address: want %s; a state directory is given with --dir",
+		redactUser(addr), backendForms))
+}
+
+// redactUser hides what may be a password in an address that did not
+// parse: anything between the first ':' and the last '@'.
+func redactUser(addr string) string {
+	at, colon := strings.LastIndex(addr, "@"), strings.Index(addr, ":")
+	if at < 0 || colon < 0 || colon > at {
+		return addr
+	}
+	return addr[:colon+1] + "…" + addr[at:]
 }
 
 // warnState prints on stderr what opening a state accepted but a user

@@ -23,8 +23,9 @@ import (
 var (
 	// ErrUnavailable wraps a failure to reach Redis or to run a batch.
 	ErrUnavailable = errors.New("redis unavailable")
-	// ErrBadURL is returned for a backend address that is neither
-	// redis://host:port/db nor redis-cluster://host:port,host:port.
+	// ErrBadURL is returned for a backend address that is none of
+	// redis://host:port/db, rediss://…, redis-cluster://host:port,host:port,
+	// rediss-cluster://… and unix:///path/redis.sock, or does not parse.
 	ErrBadURL = errors.New("bad redis address")
 )
 
@@ -81,7 +82,8 @@ type Redis struct {
 }
 
 // Open connects to addr (redis://[user:pass@]host:port[/db] or
-// redis-cluster://host:port,host:port,…; rediss:// for TLS), checks or
+// redis-cluster://host:port,host:port,…; rediss:// for TLS; unix://path for
+// a Unix socket, ?db=N), checks or
 // creates the metadata key, and returns the backend.
 func Open(ctx context.Context, addr string, opts *Options) (*Redis, error) {
 	if opts == nil {
@@ -144,7 +146,7 @@ func newClient(addr string, timeout time.Duration) (redis.UniversalClient, error
 		return nil, fmt.Errorf("redisstate: %w: %q: %v", ErrBadURL, addr, err)
 	}
 	switch u.Scheme {
-	case "redis", "rediss":
+	case "redis", "rediss", "unix":
 		o, err := redis.ParseURL(addr)
 		if err != nil {
 			return nil, fmt.Errorf("redisstate: %w: %v", ErrBadURL, err)
@@ -168,7 +170,7 @@ func newClient(addr string, timeout time.Duration) (redis.UniversalClient, error
 		}
 		return redis.NewClusterClient(o), nil
 	}
-	return nil, fmt.Errorf("redisstate: %w: %q (want redis://host:port/db or redis-cluster://host:port,…)", ErrBadURL, addr)
+	return nil, fmt.Errorf("redisstate: %w: %q (want redis://host:port/db, rediss://…, redis-cluster://host:port,…, rediss-cluster://… or unix:///path/redis.sock)", ErrBadURL, addr)
 }
 
 // ping connects, retrying with backoff: nothing has been sent yet.

@@ -88,10 +88,15 @@ type State struct {
 	inFlight int
 }
 
-// IsRemote reports whether where names a state in Redis rather than a
-// directory.
+// RemoteForms are the prefixes of a Redis address: a where that starts
+// with none of them is a directory.
+var RemoteForms = []string{"redis://", "rediss://", "redis-cluster://", "rediss-cluster://", "unix://"}
+
+// IsRemote reports whether where names a state in Redis (one of
+// RemoteForms: redis://, rediss://, redis-cluster://, rediss-cluster://,
+// unix:// for a Redis socket) rather than a directory.
 func IsRemote(where string) bool {
-	for _, p := range []string{"redis://", "rediss://", "redis-cluster://", "rediss-cluster://"} {
+	for _, p := range RemoteForms {
 		if strings.HasPrefix(where, p) {
 			return true
 		}
