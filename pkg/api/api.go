@@ -25,10 +25,16 @@ type Options struct {
 	MaxURL   int   // bytes per URL; default 64 KiB
 	// MaxInflightBytes caps the request bodies held at once across the
 	// server, with 40 bytes more per URL of a batch being decided; default
-	// 80 MiB. Requests holding over 1 MiB share 4/5 of it, the last fifth
-	// is kept for smaller ones. A request over it is answered 503 with
-	// Retry-After.
+	// 80 MiB. A fifth of it is kept in equal shares, one per connection
+	// (MaxConns), so that a request within its share (16 KiB by default)
+	// is never refused; requests share the other four fifths for what they
+	// hold beyond their share. A request that does not fit is answered 503
+	// with Retry-After.
 	MaxInflightBytes int64
+	// MaxConns is the most connections served at once, which the caller
+	// enforces (daemon.Config.MaxConns); default 1024. It only sets the
+	// share of MaxInflightBytes kept for each.
+	MaxConns int
 	// BodyTimeout bounds the reading of one request body; default 30
 	// seconds. A slower client is answered 408 and its connection closed.
 	BodyTimeout time.Duration
@@ -43,6 +49,7 @@ const (
 	DefaultMaxBody          = 32 << 20
 	DefaultMaxURL           = 64 << 10
 	DefaultMaxInflightBytes = 80 << 20
+	DefaultMaxConns         = 1024
 	DefaultBodyTimeout      = 30 * time.Second
 	chunk                   = 1024 // signatures decided at a time
 )
@@ -84,8 +91,11 @@ func New(b *state.State, opts *Options) *Server {
 	if s.opts.MaxInflightBytes <= 0 {
 		s.opts.MaxInflightBytes = DefaultMaxInflightBytes
 	}
-	s.budget.limit = s.opts.MaxInflightBytes
-	s.opts.MaxBody = min(s.opts.MaxBody, max(s.budget.bigLimit(), min(smallRequest, s.budget.limit)))
+	if s.opts.MaxConns <= 0 {
+		s.opts.MaxConns = DefaultMaxConns
+	}
+	s.budget.init(s.opts.MaxInflightBytes, s.opts.MaxConns)
+	s.opts.MaxBody = min(s.opts.MaxBody, s.budget.pool)
 	if s.opts.BodyTimeout <= 0 {
 		s.opts.BodyTimeout = DefaultBodyTimeout
 	}
@@ -262,12 +272,11 @@ func (s *Server) parseBatch(w http.ResponseWriter, b *batch, isJSON bool) int {
 	}
 	most := int64(min(n, s.opts.MaxBatch+1)) * urlCost
 	if err := s.charge(b, most); err != nil {
-		if !s.budget.fits(b.charged + most) { // retrying would never help
-			return fail(w, http.StatusRequestEntityTooLarge, "batch of %d bytes (up to %d URLs) needs at least %d bytes in flight (its body and %d a URL), over the limit of %d: send smaller batches",
-				len(b.body), n, b.charged+most, urlCost, s.budget.limit)
+		if b.charged+most > s.budget.most() { // retrying would never help
+			return fail(w, http.StatusRequestEntityTooLarge, "batch of %d bytes (up to %d URLs) needs at least %d bytes in flight (its body and %d a URL), over the limit of %d for one request: send smaller batches",
+				len(b.body), n, b.charged+most, urlCost, s.budget.most())
 		}
-		w.Header().Set("Retry-After", retryAfter)
-		return fail(w, http.StatusServiceUnavailable, "%d bytes in flight, over the limit of %d: retry later", s.budget.used.Load(), s.budget.limit)
+		return s.busy(w)
 	}
 	b.urls = b.urls[:0]
 	if isJSON {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -28,48 +29,66 @@ var (
 	errDrained = errors.New("server shutting down")
 )
 
-// budget counts the bytes that requests hold, across the server. The last
-// fifth of it is kept for small requests (holding at most smallRequest
-// bytes), so that big uploads cannot shut the others out.
+// budget counts the bytes that requests hold, across the server. A fifth
+// of it is kept in equal shares, one for each connection (Options.MaxConns,
+// and HTTP/1.1 serves one request at a time on a connection): the first
+// share bytes a request holds are its own, which no other request can
+// take. What requests hold beyond their shares comes from the other four
+// fifths, the pool, first come first served. So stalled uploads, however
+// many, fill at most the pool and their own shares, and a small request
+// (one within its share) is answered at once. The whole is still a hard
+// cap, should more requests than MaxConns be served at once.
 type budget struct {
-	limit int64
-	used  atomic.Int64
+	limit int64 // all of it
+	share int64 // what a request may hold outside the pool
+	pool  int64 // what requests hold beyond their shares, together
+
+	mu     sync.Mutex
+	pooled int64        // held in the pool; guarded by mu
+	used   atomic.Int64 // held in all; changed under mu
 }
 
-const smallRequest = bigBody
-
-// bigLimit is the part of the budget open to big requests.
-func (bg *budget) bigLimit() int64 { return bg.limit - bg.limit/5 }
-
-// take takes n bytes for a request that will then hold total.
-func (bg *budget) take(n, total int64) bool {
-	limit := bg.limit
-	if total > smallRequest {
-		limit = bg.bigLimit()
-	}
-	for {
-		u := bg.used.Load()
-		if u+n > limit {
-			return false
-		}
-		if bg.used.CompareAndSwap(u, u+n) {
-			return true
-		}
-	}
+func (bg *budget) init(limit int64, conns int) {
+	bg.limit = limit
+	bg.share = limit / 5 / int64(conns)
+	bg.pool = limit - limit/5
 }
 
-// fits reports whether a request holding total bytes fits in the budget
-// when nothing else holds any of it.
-func (bg *budget) fits(total int64) bool {
-	if total > smallRequest {
-		return total <= bg.bigLimit()
-	}
-	return total <= bg.limit
+// inPool is how much of a change of n bytes (negative: given back) to a
+// request holding held falls in the pool.
+func (bg *budget) inPool(held, n int64) int64 {
+	return max(held+n-bg.share, 0) - max(held-bg.share, 0)
 }
+
+// take takes n bytes for a request holding held.
+func (bg *budget) take(held, n int64) bool {
+	p := bg.inPool(held, n)
+	bg.mu.Lock()
+	defer bg.mu.Unlock()
+	u := bg.used.Load()
+	if u+n > bg.limit || bg.pooled+p > bg.pool {
+		return false
+	}
+	bg.used.Store(u + n)
+	bg.pooled += p
+	return true
+}
+
+// give gives back n of the bytes a request holding held holds.
+func (bg *budget) give(held, n int64) {
+	p := bg.inPool(held, -n)
+	bg.mu.Lock()
+	bg.used.Add(-n)
+	bg.pooled += p
+	bg.mu.Unlock()
+}
+
+// most is the most one request may hold: its share and all of the pool.
+func (bg *budget) most() int64 { return bg.share + bg.pool }
 
 // charge takes n bytes of the budget for b's request.
 func (s *Server) charge(b *batch, n int64) error {
-	if !s.budget.take(n, b.charged+n) {
+	if !s.budget.take(b.charged, n) {
 		return errBusy
 	}
 	b.charged += n
@@ -79,15 +98,12 @@ func (s *Server) charge(b *batch, n int64) error {
 // refund gives back n of the bytes b's request holds.
 func (s *Server) refund(b *batch, n int64) {
 	n = min(n, b.charged)
-	s.budget.used.Add(-n)
+	s.budget.give(b.charged, n)
 	b.charged -= n
 }
 
 // discharge gives back all that b's request holds.
-func (s *Server) discharge(b *batch) {
-	s.budget.used.Add(-b.charged)
-	b.charged = 0
-}
+func (s *Server) discharge(b *batch) { s.refund(b, b.charged) }
 
 // readBody reads r's body into b.body under the budget and the body
 // timeout. On failure it answers the request and returns the code.
@@ -115,8 +131,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, b *batch) int 
 	w.Header().Set("Connection", "close")
 	switch {
 	case errors.Is(err, errBusy):
-		w.Header().Set("Retry-After", retryAfter)
-		return fail(w, http.StatusServiceUnavailable, "%d bytes of request bodies in flight, over the limit of %d: retry later", s.budget.used.Load(), s.budget.limit)
+		return s.busy(w)
 	case errors.Is(err, errTooBig) && r.ContentLength > limit:
 		return fail(w, http.StatusRequestEntityTooLarge, "body of %d bytes, over the limit of %d", r.ContentLength, limit)
 	case errors.Is(err, errTooBig):
@@ -127,6 +142,13 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, b *batch) int 
 		return fail(w, http.StatusRequestTimeout, "body not received within %v (%d bytes read)", s.opts.BodyTimeout, len(b.body))
 	}
 	return fail(w, http.StatusBadRequest, "reading the body after %d bytes: %v", len(b.body), err)
+}
+
+// busy answers a request that does not fit in the budget now.
+func (s *Server) busy(w http.ResponseWriter) int {
+	w.Header().Set("Retry-After", retryAfter)
+	return fail(w, http.StatusServiceUnavailable, "%d bytes of request bodies in flight, over the limit of %d (beyond its own %d, a request shares %d with the others): retry later",
+		s.budget.used.Load(), s.budget.limit, s.budget.share, s.budget.pool)
 }
 
 // longAgo is a read deadline that has passed.
@@ -155,14 +177,20 @@ func (s *Server) readLength(r io.Reader, b *batch, cl int64) error {
 }
 
 // readChunked reads a body of unknown length, charging it in steps that
-// double up to maxStep, and stops past limit bytes.
+// double up to maxStep, and stops past limit bytes. The first step is at
+// most the request's share, and what the last step took beyond the body is
+// given back, so that a small chunked body stays within its share.
 func (s *Server) readChunked(r io.Reader, b *batch, limit int64) error {
+	first := int64(minStep)
+	if s.budget.share > 0 {
+		first = min(first, s.budget.share)
+	}
 	for {
 		if int64(len(b.body)) == b.charged {
 			if b.charged > limit {
 				return errTooBig
 			}
-			step := min(max(b.charged, minStep), maxStep, limit+1-b.charged)
+			step := min(max(b.charged, first), maxStep, limit+1-b.charged)
 			if err := s.charge(b, step); err != nil {
 				return err
 			}
@@ -173,6 +201,7 @@ func (s *Server) readChunked(r io.Reader, b *batch, limit int64) error {
 		n, err := r.Read(b.body[len(b.body):b.charged])
 		b.body = b.body[:len(b.body)+n]
 		if err == io.EOF {
+			s.refund(b, b.charged-int64(len(b.body)))
 			return nil
 		}
 		if err != nil {

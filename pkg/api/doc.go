@@ -28,9 +28,15 @@
 // Options.MaxInflightBytes (default 80 MiB): a request takes all of its
 // Content-Length before reading it, or steps of a chunked body as they
 // come, plus 40 bytes per URL before parsing (as many as the body can
-// hold, the excess given back after). Requests holding more than 1 MiB
-// share four fifths of it (so one body is at most that), the rest is kept
-// for smaller requests. A request that does not fit is
+// hold, the excess given back after). A fifth of it is kept in equal
+// shares, one per connection (Options.MaxConns, default 1024: 16 KiB
+// each by default): the first bytes a request holds, up to its share, are
+// its own, and no other request can take them. Requests share the other
+// four fifths for what they hold beyond their share (so one body is at
+// most that). Stalled uploads, however many, thus fill at most those four
+// fifths and their own shares, and a small request is answered at once
+// (a chunked body's first step is at most the share, and what the last
+// step took beyond the body is given back). A request that does not fit is
 // answered 503 with "Retry-After: 1" and its connection closed; requests
 // without a body (GET) need no share. A body must arrive within
 // Options.BodyTimeout (default 30 s), else 408 and the connection is

@@ -83,8 +83,8 @@ func TestInflightBytesCap(t *testing.T) {
 	u := srv.URL + "/v1/check"
 	c1, _ := stalled(t, srv, "Content-Length: 600000\r\n", "http://a/\n")
 	waitInflight(t, a, 600000)
-	c2, _ := stalled(t, srv, "Content-Length: 400000\r\n", "http://b/\n")
-	waitInflight(t, a, 1000000)
+	c2, _ := stalled(t, srv, "Content-Length: 200000\r\n", "http://b/\n")
+	waitInflight(t, a, 800000) // of the 838,861 requests share beyond their own 204 bytes
 
 	tests := []struct {
 		name, head, body string
@@ -92,7 +92,7 @@ func TestInflightBytesCap(t *testing.T) {
 		msg              string
 	}{
 		{"length over the rest", "Content-Length: 100000\r\n", "", 503, "over the limit of 1048576"},
-		{"length over the cap", "Content-Length: 2000000\r\n", "", 413, "body of 2000000 bytes, over the limit of 1048576"},
+		{"length over the cap", "Content-Length: 2000000\r\n", "", 413, "body of 2000000 bytes, over the limit of 838861"},
 		{"chunked over the rest", "Transfer-Encoding: chunked\r\n", "10000\r\n" + strings.Repeat("x", 0x10000) + "\r\n", 503, "over the limit of 1048576"},
 	}
 	for _, tt := range tests {
@@ -114,34 +114,47 @@ func TestInflightBytesCap(t *testing.T) {
 	c1.Close()
 	c2.Close()
 	waitInflight(t, a, 0)
-	if code, _ := do(t, "POST", u, "text/plain", strings.Repeat("http://e.example/\n", 15000)); code != 200 {
-		t.Fatalf("270 kB batch after the stalled clients left: %d", code)
+	if code, _ := do(t, "POST", u, "text/plain", strings.Repeat("http://e.example/\n", 10000)); code != 200 {
+		t.Fatalf("180 kB batch after the stalled clients left: %d", code)
 	}
 	waitInflight(t, a, 0)
 }
 
-// Requests holding over 1 MiB share 4/5 of the budget: a second big upload
-// is refused while small batches still pass, up to the whole budget.
-func TestInflightReserve(t *testing.T) {
-	a, srv := newAPI(t, &api.Options{MaxInflightBytes: 10 << 20, BodyTimeout: time.Minute})
-	stalled(t, srv, "Content-Length: 5000000\r\n", "http://a/\n")
-	waitInflight(t, a, 5000000)
-	c, r := stalled(t, srv, "Content-Length: 4000000\r\n", "http://a/\n") // 9 MB > 4/5 of 10 MiB
+// A fifth of the budget is kept in equal shares, one per connection
+// (MaxConns 10 of 1,000,000 bytes: 20,000 each), and requests share the
+// other four fifths (800,000, also the cap on one body) for what they hold
+// beyond their share: a request one byte over what is left of that is
+// refused, while requests within their share pass up to the whole budget,
+// which stays a hard cap when more requests than MaxConns are served.
+func TestInflightShares(t *testing.T) {
+	a, srv := newAPI(t, &api.Options{MaxInflightBytes: 1000000, MaxConns: 10, BodyTimeout: time.Minute})
+	stalled(t, srv, "Content-Length: 800000\r\n", "http://a/\n") // 20,000 of its share, 780,000 shared
+	waitInflight(t, a, 800000)
+	c, r := stalled(t, srv, "Content-Length: 40001\r\n", "http://a/\n")
+	if resp, msg := answer(t, c, r, 5*time.Second); resp.StatusCode != 503 || !strings.Contains(msg, "beyond its own 20000, a request shares 800000") {
+		t.Fatalf("upload 1 byte over its share and what is left of the rest: %d %q", resp.StatusCode, msg)
+	}
+	stalled(t, srv, "Content-Length: 40000\r\n", "http://a/\n")
+	waitInflight(t, a, 840000)
+	var small []net.Conn
+	for range 8 { // 10 requests in all
+		c, _ := stalled(t, srv, "Content-Length: 20000\r\n", "http://a/\n")
+		small = append(small, c)
+	}
+	waitInflight(t, a, 1000000)
+	if code, body := do(t, "GET", srv.URL+"/v1/check?url=http://b/", "", ""); code != 200 || body != "new\n" {
+		t.Fatalf("GET with the whole budget held: %d %q", code, body)
+	}
+	c, r = stalled(t, srv, "Content-Length: 1\r\n", "a") // an 11th request
 	if resp, msg := answer(t, c, r, 5*time.Second); resp.StatusCode != 503 {
-		t.Fatalf("second big upload: %d %q", resp.StatusCode, msg)
+		t.Fatalf("request beyond MaxConns with the whole budget held: %d %q", resp.StatusCode, msg)
 	}
-	for range 6 { // 6 × 900 kB on top of 5 MB: into the reserve
-		stalled(t, srv, "Content-Length: 900000\r\n", "http://a/\n")
+	small[0].Close()
+	waitInflight(t, a, 980000)
+	if code, body := do(t, "POST", srv.URL+"/v1/check", "text/plain", "http://c/\n"); code != 200 || body != "new\n" {
+		t.Fatalf("small batch within its share: %d %q", code, body)
 	}
-	waitInflight(t, a, 5000000+6*900000)
-	if code, body := do(t, "POST", srv.URL+"/v1/check", "text/plain", "http://b/\n"); code != 200 || body != "new\n" {
-		t.Fatalf("small batch: %d %q", code, body)
-	}
-	c, r = stalled(t, srv, "Content-Length: 900000\r\n", "http://a/\n")
-	if resp, msg := answer(t, c, r, 5*time.Second); resp.StatusCode != 503 {
-		t.Fatalf("small upload past the whole budget: %d %q", resp.StatusCode, msg)
-	}
-	if code, body := do(t, "POST", srv.URL+"/v1/check", "text/plain", strings.Repeat("x", 9<<20)); code != 413 || !strings.Contains(body, "over the limit of 8388608") {
+	if code, body := do(t, "POST", srv.URL+"/v1/check", "text/plain", strings.Repeat("x", 800001)); code != 413 || !strings.Contains(body, "over the limit of 800000") {
 		t.Fatalf("body over 4/5 of the budget: %d %q", code, body)
 	}
 }
@@ -326,10 +339,11 @@ func TestURLChargeCommasInJSON(t *testing.T) {
 
 // A batch that could never fit in the budget is 413, not a 503 that
 // retrying never gets past, even when it is over MaxBatch (1,500 URLs of
-// 46 bytes: 69 kB of body and 40 kB of slices in a 100 kB budget); one
-// that fits is refused for its size or decided.
+// 46 bytes: 69 kB of body and 40 kB of slices, where one request may hold
+// 100,024 bytes of a 125 kB budget: four fifths and its share of the
+// rest); one that fits is refused for its size or decided.
 func TestBatchOverBudgetIs413(t *testing.T) {
-	a, srv := newAPI(t, &api.Options{MaxInflightBytes: 100000, MaxBatch: 1000})
+	a, srv := newAPI(t, &api.Options{MaxInflightBytes: 125000, MaxBatch: 1000})
 	batch := func(n int) string {
 		var b strings.Builder
 		for i := range n {
@@ -343,7 +357,7 @@ func TestBatchOverBudgetIs413(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"over MaxBatch", 1500, 413, fmt.Sprintf("batch of %d bytes (up to 1501 URLs) needs at least %d bytes in flight (its body and 40 a URL), over the limit of 100000: send smaller batches", 1500*46, 1500*46+1001*40)},
+		{"over MaxBatch", 1500, 413, fmt.Sprintf("batch of %d bytes (up to 1501 URLs) needs at least %d bytes in flight (its body and 40 a URL), over the limit of 100024 for one request: send smaller batches", 1500*46, 1500*46+1001*40)},
 		{"over MaxBatch, fits the budget", 1001, 413, "batch over the limit of 1000 URLs"},
 		{"within MaxBatch", 1000, 200, strings.Repeat("new\n", 1000)},
 	} {
@@ -354,4 +368,111 @@ func TestBatchOverBudgetIs413(t *testing.T) {
 		}
 		waitInflight(t, a, 0)
 	}
+}
+
+// upload is a connection whose chunked body declares one chunk of 1 MiB,
+// sends sent bytes of it and stalls. The server's answer, if it gives one,
+// arrives on answered; the channel is closed when the connection ends
+// without one.
+type upload struct {
+	c        net.Conn
+	answered chan *http.Response
+}
+
+// holds waits, bounded, until u's request either holds its bytes (the
+// server holds want in all) or is refused 503 with Retry-After.
+func holds(t *testing.T, a *api.Server, u *upload, want int64) bool {
+	t.Helper()
+	for i := 0; i < 2000; i++ {
+		select {
+		case resp := <-u.answered:
+			if resp == nil || resp.StatusCode != 503 || resp.Header.Get("Retry-After") != "1" {
+				t.Fatalf("upload answered %v", resp)
+			}
+			return false
+		default:
+		}
+		if a.InflightBytes() == want {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("upload neither holding its bytes (%d in flight, want %d) nor answered after 20 s", a.InflightBytes(), want)
+	return false
+}
+
+func startUpload(t *testing.T, addr string, sent int) *upload {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	u := &upload{c: c, answered: make(chan *http.Response, 1)}
+	go func() {
+		// A refused upload is closed before all of it is written: the
+		// error is expected, the answer is what the test looks at.
+		fmt.Fprintf(c, "POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n", 1<<20)
+		c.Write([]byte(strings.Repeat("http://stalled.example/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", sent/64)))
+	}()
+	go func() {
+		defer close(u.answered)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			u.answered <- resp
+		}
+	}()
+	return u
+}
+
+// Stalled chunked uploads of 0.9 MiB, however many, do not shut small
+// requests out: each request's first bytes come from its share of the
+// reserved fifth of the budget (a fifth of 10 MiB over 1024 connections:
+// 2 KiB), which others cannot take, so an 18-byte batch is decided at once,
+// sent with a length or chunked. The uploads themselves are capped: they
+// share the other four fifths, 8 MiB, so 8 of them hold 1 MiB each (2 KiB
+// of it in their own share) and the rest are refused 503, and so is a
+// 100 kB batch beyond its share.
+func TestStalledUploadsLeaveSmallRequests(t *testing.T) {
+	a, srv := newAPI(t, &api.Options{MaxInflightBytes: 10 << 20, BodyTimeout: time.Minute})
+	addr := srv.Listener.Addr().String()
+	var uploads []*upload
+	held, refused := 0, 0
+	for range 12 { // more than the budget holds: 10 on the old code, which had no shares
+		before := a.InflightBytes()
+		u := startUpload(t, addr, 900<<10)
+		uploads = append(uploads, u)
+		if holds(t, a, u, before+1<<20) {
+			held++
+		} else {
+			refused++
+		}
+	}
+	t.Logf("%d uploads hold %d bytes, %d refused", held, a.InflightBytes(), refused)
+
+	small := "http://small.example/\n" // 18 bytes of URL and its newline
+	if code, body := do(t, "POST", srv.URL+"/v1/check", "text/plain", small); code != 200 || body != "new\n" {
+		t.Fatalf("small batch while stalled uploads fill the budget: %d %q", code, body)
+	}
+	resp, err := http.Post(srv.URL+"/v1/check", "text/plain", io.MultiReader(strings.NewReader(small+"http://small.example/b\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "dup\nnew\n" {
+		t.Fatalf("small chunked batch while stalled uploads fill the budget: %d %q", resp.StatusCode, b)
+	}
+	if held != 8 || refused != 4 {
+		t.Errorf("%d uploads held, %d refused; want 8 and 4", held, refused)
+	}
+	if code, body := do(t, "POST", srv.URL+"/v1/check", "text/plain", strings.Repeat("http://mid.example/\n", 5000)); code != 503 || !strings.Contains(body, "retry later") {
+		t.Errorf("100 kB batch beyond its share with the rest held: %d %q", code, body)
+	}
+	for _, u := range uploads {
+		u.c.Close()
+	}
+	waitInflight(t, a, 0)
 }

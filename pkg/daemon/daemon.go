@@ -207,6 +207,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	apiOpts := d.cfg.API
 	apiOpts.Token = d.cfg.Token
 	apiOpts.Observe = d.metrics.observe
+	apiOpts.MaxConns = d.cfg.MaxConns // a share of the in-flight bytes is kept for each connection
+	if apiOpts.MaxConns <= 0 {
+		apiOpts.MaxConns = DefaultMaxConns
+	}
 	mux := http.NewServeMux()
 	apiSrv := api.New(d.state, &apiOpts)
 	d.metrics.watchAPI(apiSrv)
@@ -222,10 +226,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	conns := newAPIConns()
 	conns.install(srv)
-	limit := newConnLimit(d.cfg.MaxConns)
-	if d.cfg.MaxConns <= 0 {
-		limit = newConnLimit(DefaultMaxConns)
-	}
+	limit := newConnLimit(apiOpts.MaxConns)
 	d.metrics.watchConns(limit)
 
 	srcCtx, stopSources := context.WithCancel(context.Background())
