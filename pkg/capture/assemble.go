@@ -29,7 +29,7 @@ type AssemblerOptions struct {
 	// carried data within the second, segments of new ones are ignored
 	// (and counted, SegmentsDenied).
 	// Each costs FlowCost bytes besides what MaxBuffer counts: the default
-	// bounds that to about 132 MiB.
+	// bounds that to about 136 MiB.
 	MaxFlows int
 	// IdleTimeout ends a connection that has sent nothing for this long,
 	// in packet time (never wall-clock time, so replays behave like live
@@ -107,9 +107,11 @@ type Request struct {
 	// took before the request was reported (Segment.Encap; Engine sets it
 	// from the decoder). A request reported at a flush or an expiry
 	// keeps its own, whatever came last on the wire. If a direction's
-	// encapsulation changes mid-stream (a path or SPAN change), requests
-	// after the change carry the new one; a request whose bytes came
-	// both ways carries that of its last segment.
+	// encapsulation changes mid-stream with the same Segment.Path (an
+	// MPLS label added), requests after the change carry the new one; a
+	// request whose bytes came both ways carries that of its last
+	// segment. Another Path (another VLAN ID, VNI, tunnel endpoint) is
+	// another direction.
 	Encap Encap
 	// Tunnel marks a CONNECT: URL is the authority it opens, not a
 	// resource, and the bytes after it are not parsed as HTTP.
@@ -128,6 +130,12 @@ type Segment struct {
 	RST      bool
 	Payload  []byte
 	Encap    Encap // what the segment came through; kept per direction for Request.Encap
+	// Path identifies the encapsulation path (VLAN IDs, VNI, tunnel
+	// endpoints and keys; see encap.go), the same both ways: a direction
+	// is keyed by its addresses and Path, so that tenants reusing
+	// addresses are kept apart. 0 without identifying encapsulation.
+	// Engine sets it from the decoder.
+	Path uint64
 }
 
 // AssemblerStats count what the assembler saw.
@@ -182,7 +190,11 @@ type segment struct {
 	data []byte
 }
 
-type flowKey struct{ src, dst netip.AddrPort }
+// flowKey is a direction's key: its addresses and its encapsulation path.
+type flowKey struct {
+	src, dst netip.AddrPort
+	path     uint64
+}
 
 // seqDiff is a - b in sequence space (RFC 9293 §3.4), wrap-around safe:
 // in [-2^31, 2^31). It is widened to int64 so that negating it never

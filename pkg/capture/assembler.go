@@ -85,13 +85,13 @@ func (a *Assembler) add(ts time.Time, s *Segment) {
 	if a.now-a.lastSweep >= int64(time.Second) {
 		a.sweep()
 	}
-	key := flowKey{s.Src, s.Dst}
+	key := flowKey{s.Src, s.Dst, s.Path}
 	h := a.flows[key]
 	if s.RST {
 		if h != nil {
 			a.end(h, true)
 		}
-		if r := a.flows[flowKey{s.Dst, s.Src}]; r != nil {
+		if r := a.flows[flowKey{s.Dst, s.Src, s.Path}]; r != nil {
 			a.end(r, true)
 		}
 		return
@@ -227,7 +227,7 @@ func (a *Assembler) data(h *half, seq uint32, payload []byte) {
 		h.synced, h.next, h.start = true, seq, seq
 	}
 	if h.role == roleUnknown {
-		if r := a.flows[flowKey{h.key.dst, h.key.src}]; (r != nil && r.role == roleClient) || isResponse(payload) {
+		if r := a.flows[flowKey{h.key.dst, h.key.src, h.key.path}]; (r != nil && r.role == roleClient) || isResponse(payload) {
 			h.role = roleServer
 			return
 		}

@@ -29,6 +29,9 @@ type decoder struct {
 	// encap is the frame's encapsulation, built as it is decoded and
 	// copied into its Segment.
 	encap Encap
+	// path is the identity of the frame's encapsulation (encap.go), built
+	// as it is decoded: in the keys of fragments and of its Segment.
+	path encapPath
 }
 
 // decodeResult says what a frame was.
@@ -58,6 +61,7 @@ func newDecoder(tunnels []UDPTunnel, defrag DefragOptions) *decoder {
 // that carries no TCP segment (decodedOther, decodedNot) it returns why.
 func (d *decoder) decode(lt layers.LinkType, data []byte, seg *Segment) (decodeResult, Reason, error) {
 	d.encap.n = 0
+	d.path.n = 0
 	d.reassembled = false
 	switch lt {
 	case layers.LinkTypeEthernet:

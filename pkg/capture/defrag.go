@@ -6,7 +6,9 @@ import (
 )
 
 // Fragment reassembly (RFC 791, RFC 8200). Fragments are keyed by
-// (source, destination, identification) and, for IPv4, protocol. Their
+// (source, destination, identification), for IPv4 protocol, and the
+// encapsulation path outside the fragmented header (encap.go), so that
+// tenants reusing addresses and identifications are kept apart. Their
 // data is copied into a buffer per datagram in 8-byte blocks; where
 // fragments overlap the first copy wins, as in the TCP reassembler. A
 // datagram is dropped, and counted, when it is inconsistent (two different
@@ -53,6 +55,7 @@ type DefragStats struct {
 
 type fragKey struct {
 	src, dst [16]byte
+	path     uint64 // the encapsulation path outside the fragmented header (encap.go)
 	id       uint32
 	proto    uint8 // IPv4's protocol; 0 for IPv6
 	v6       bool

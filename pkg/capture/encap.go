@@ -1,5 +1,11 @@
 package capture
 
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/maphash"
+)
+
 // EncapLayer is one encapsulation a frame came through, outside in.
 type EncapLayer uint8
 
@@ -84,4 +90,89 @@ func NewEncap(ls ...EncapLayer) Encap {
 		e.push(l)
 	}
 	return e
+}
+
+// The encapsulation path: what tells apart two tenants, VLANs or tunnels
+// that reuse the same inner addresses. A connection direction and an IP
+// datagram in reassembly are keyed by their addresses and their path, as
+// Zeek and Suricata key theirs, so that one tenant's segments and
+// fragments are never taken for retransmissions or copies of another's.
+//
+// The decoder writes, as it walks the layers outside in, the fields that
+// identify each one and are the same both ways: a VLAN or service tag's
+// VLAN ID, a PPPoE session ID, a VXLAN or Geneve VNI, a GRE key, an ERSPAN
+// session ID, and the two endpoints of every IP header that carries a
+// tunnel (IP in IP, GRE, a UDP tunnel), in a fixed order, not as source and
+// destination. Fields that differ by direction or by hop (MPLS labels, GTP
+// TEIDs, UDP source ports) and layers without identity (Ethernet, LLC)
+// are left out. The path is those bytes hashed with a seed chosen when the
+// process starts (so that no sender can make two paths collide on
+// purpose): a fixed-size, comparable value, 0 for a frame without
+// identifying encapsulation.
+
+// pathMax is the bytes of path identity kept before they are folded into
+// a hash: enough for MaxEncap layers of the longest (IPv6 endpoints and a
+// key), so that folding is only a guard.
+const pathMax = MaxEncap * 40
+
+var pathSeed = maphash.MakeSeed()
+
+// Path tags: an EncapLayer for the fields of a layer, or one of these for
+// the endpoints of a tunnel's IP header.
+const (
+	pathIPv4 = 0x80 | 4
+	pathIPv6 = 0x80 | 6
+	pathFold = 0xff
+)
+
+// encapPath collects a frame's path identity without allocating.
+type encapPath struct {
+	n int
+	b [pathMax]byte
+}
+
+// reserve returns room for n more bytes, folding what is held into its
+// hash when there is not enough.
+func (p *encapPath) reserve(n int) []byte {
+	if p.n+n > len(p.b) {
+		h := maphash.Bytes(pathSeed, p.b[:p.n])
+		p.b[0] = pathFold
+		binary.BigEndian.PutUint64(p.b[1:], h)
+		p.n = 9
+	}
+	p.n += n
+	return p.b[p.n-n : p.n]
+}
+
+// field adds a layer's identity: tag, then v's low size bytes.
+func (p *encapPath) field(tag EncapLayer, v uint32, size int) {
+	b := p.reserve(1 + size)
+	b[0] = byte(tag)
+	for i := size; i > 0; i-- {
+		b[i] = byte(v)
+		v >>= 8
+	}
+}
+
+// endpoints adds a tunnel's IP endpoints, the lower first, so that both
+// directions have the same path.
+func (p *encapPath) endpoints(a, b []byte) {
+	tag := byte(pathIPv4)
+	if len(a) == 16 {
+		tag = pathIPv6
+	}
+	if bytes.Compare(a, b) > 0 {
+		a, b = b, a
+	}
+	r := p.reserve(1 + 2*len(a))
+	r[0] = tag
+	copy(r[1+copy(r[1:], a):], b)
+}
+
+// sum is the path: 0 when nothing identifying was met.
+func (p *encapPath) sum() uint64 {
+	if p.n == 0 {
+		return 0
+	}
+	return maphash.Bytes(pathSeed, p.b[:p.n])
 }

@@ -16,9 +16,12 @@ import (
 // headers; connection B, plain Ethernet, sends a whole request. A's request
 // is reported later, at a flush, at its idle expiry while a plain frame of
 // a third connection is handled, or at its FIN after its last bytes came
-// plain (a path change mid-stream: the last segment's wins).
+// through an MPLS label too, on the same VLAN (a change of encapsulation
+// mid-stream: the last segment's wins; a change of VLAN ID would be
+// another direction, TestTenantsReusingAddresses).
 func TestRequestEncapIsItsDirections(t *testing.T) {
 	vlan := func(ip []byte) []byte { return cat(l2eth(0x8100), l2tag(10, 0x0800), ip) }
+	vlanMPLS := func(ip []byte) []byte { return cat(l2eth(0x8100), l2tag(10, 0x8847), l2label(100, true), ip) }
 	plain := func(ip []byte) []byte { return cat(l2eth(0x0800), ip) }
 	srv := netip.MustParseAddrPort("192.0.2.1:80")
 	cliA, cliB, cliC := netip.MustParseAddrPort("192.0.2.10:40001"), netip.MustParseAddrPort("192.0.2.10:40002"), netip.MustParseAddrPort("192.0.2.10:40003")
@@ -48,9 +51,9 @@ func TestRequestEncapIsItsDirections(t *testing.T) {
 		{"at its idle expiry", slices.Concat(a, b, []pkt{
 			{plain, tcpSeg{src: cliC, dst: srv, seq: 1, syn: true}, 3 * time.Minute},
 		}), false, []string{"http://b.example/b ", "http://a.example/a vlan"}},
-		{"its end came plain", slices.Concat(a, b, []pkt{
-			{plain, tcpSeg{src: cliA, dst: srv, seq: 2 + uint32(len(head)), ack: true, fin: true, payload: "\r\n"}, 2 * time.Second},
-		}), false, []string{"http://b.example/b ", "http://a.example/a "}},
+		{"its end came through mpls", slices.Concat(a, b, []pkt{
+			{vlanMPLS, tcpSeg{src: cliA, dst: srv, seq: 2 + uint32(len(head)), ack: true, fin: true, payload: "\r\n"}, 2 * time.Second},
+		}), false, []string{"http://b.example/b ", "http://a.example/a vlan/mpls"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string

@@ -41,7 +41,7 @@ func (d *decoder) ip(data []byte, seg *Segment) (decodeResult, Reason, error) {
 				if d.reassembled {
 					return decodedError, Reason{}, errFragInDatagram
 				}
-				key := fragKey{id: uint32(d.ip4.Id), proto: uint8(proto)}
+				key := fragKey{id: uint32(d.ip4.Id), proto: uint8(proto), path: d.path.sum()}
 				copy(key.src[:], d.ip4.SrcIP.To4())
 				copy(key.dst[:], d.ip4.DstIP.To4())
 				buf, _, ok := d.frag.add(d.now, key, int(d.ip4.FragOffset)*8, d.ip4.Flags&layers.IPv4MoreFragments != 0, 0, payload)
@@ -67,7 +67,7 @@ func (d *decoder) ip(data []byte, seg *Segment) (decodeResult, Reason, error) {
 					if d.reassembled {
 						return decodedError, Reason{}, errFragInDatagram
 					}
-					key := fragKey{id: binary.BigEndian.Uint32(payload[4:]), v6: true}
+					key := fragKey{id: binary.BigEndian.Uint32(payload[4:]), v6: true, path: d.path.sum()}
 					copy(key.src[:], d.ip6.SrcIP.To16())
 					copy(key.dst[:], d.ip6.DstIP.To16())
 					off := int(binary.BigEndian.Uint16(payload[2:]) &^ 7)
@@ -102,9 +102,11 @@ func (d *decoder) ip(data []byte, seg *Segment) (decodeResult, Reason, error) {
 			if !d.encap.push(l) {
 				return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
 			}
+			d.pathEndpoints()
 			data = payload
 			continue
 		case layers.IPProtocolGRE:
+			d.pathEndpoints()
 			return d.gre(payload, seg)
 		case layers.IPProtocolUDP:
 			return d.udp(payload, seg)
@@ -123,7 +125,18 @@ func (d *decoder) tcpSegment(data []byte, seg *Segment) (decodeResult, Reason, e
 	seg.Seq, seg.SYN, seg.ACK, seg.FIN, seg.RST = t.Seq, t.SYN, t.ACK, t.FIN, t.RST
 	seg.Payload = t.Payload
 	seg.Encap = d.encap
+	seg.Path = d.path.sum()
 	return decodedTCP, Reason{}, nil
+}
+
+// pathEndpoints adds the endpoints of the IP header just decoded, which
+// carries a tunnel, to the path.
+func (d *decoder) pathEndpoints() {
+	if d.v6 {
+		d.path.endpoints(d.ip6.SrcIP.To16(), d.ip6.DstIP.To16())
+	} else {
+		d.path.endpoints(d.ip4.SrcIP.To4(), d.ip4.DstIP.To4())
+	}
 }
 
 // addrs sets seg's addresses from the innermost IP header and the ports.
@@ -166,6 +179,13 @@ func (d *decoder) gre(data []byte, seg *Segment) (decodeResult, Reason, error) {
 	if len(data) < n {
 		return decodedError, Reason{}, errShortTun
 	}
+	if flags&0x2000 != 0 { // the key, after the checksum
+		k := 4
+		if flags&0x8000 != 0 {
+			k = 8
+		}
+		d.path.field(EncapGRE, be.Uint32(data[k:]), 4)
+	}
 	rest := data[n:]
 	switch proto {
 	case 0x6558: // transparent Ethernet bridging
@@ -186,6 +206,9 @@ func (d *decoder) gre(data []byte, seg *Segment) (decodeResult, Reason, error) {
 		}
 		if len(rest) < h {
 			return decodedError, Reason{}, errShortTun
+		}
+		if h > 0 { // types II and III: the session ID
+			d.path.field(EncapERSPAN, uint32(be.Uint16(rest[2:])&0x3ff), 2)
 		}
 		return d.innerEther(rest[h:], seg)
 	}

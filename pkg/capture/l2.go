@@ -46,6 +46,7 @@ func (d *decoder) etherType(t uint16, rest []byte, seg *Segment) (decodeResult, 
 			if !d.encap.push(l) {
 				return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
 			}
+			d.path.field(l, uint32(be.Uint16(rest)&0x0fff), 2) // the VLAN ID
 			t, rest = be.Uint16(rest[2:]), rest[4:]
 		case t == 0x8864:
 			if len(rest) < 8 {
@@ -54,6 +55,7 @@ func (d *decoder) etherType(t uint16, rest []byte, seg *Segment) (decodeResult, 
 			if !d.encap.push(EncapPPPoE) {
 				return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
 			}
+			d.path.field(EncapPPPoE, uint32(be.Uint16(rest[2:])), 2) // the session ID
 			if n := int(be.Uint16(rest[4:])); n >= 2 && n <= len(rest)-6 {
 				rest = rest[:6+n] // without the Ethernet padding
 			}

@@ -104,6 +104,7 @@ func (d *decoder) udp(data []byte, seg *Segment) (decodeResult, Reason, error) {
 	if !d.encap.push(kind) {
 		return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
 	}
+	d.pathEndpoints()
 	p := data[8:]
 	notDecoded, signal := Reason{ReasonTunnel, uint32(kind)}, Reason{ReasonTunnelSignal, uint32(kind)}
 	switch kind {
@@ -114,6 +115,7 @@ func (d *decoder) udp(data []byte, seg *Segment) (decodeResult, Reason, error) {
 		if p[0]&0x08 == 0 {
 			return decodedNot, notDecoded, nil
 		}
+		d.path.field(EncapVXLAN, uint32(p[4])<<16|uint32(p[5])<<8|uint32(p[6]), 3)
 		return d.innerEther(p[8:], seg)
 	case EncapGeneve: // version, option length, flags, protocol, VNI; options
 		if len(p) < 8 {
@@ -126,6 +128,7 @@ func (d *decoder) udp(data []byte, seg *Segment) (decodeResult, Reason, error) {
 		if len(p) < n {
 			return decodedError, Reason{}, errShortTun
 		}
+		d.path.field(EncapGeneve, uint32(p[4])<<16|uint32(p[5])<<8|uint32(p[6]), 3)
 		proto := be.Uint16(p[2:])
 		if proto == 0x6558 {
 			return d.innerEther(p[n:], seg)
