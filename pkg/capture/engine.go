@@ -128,7 +128,7 @@ func (e *Engine) Packet(p *Packet) {
 	e.dec.now = p.Info.Timestamp
 	res, why, err := e.dec.decode(p.Link, p.Data, &e.seg)
 	if e.dec.reassembled {
-		e.reassembled(p, res, err)
+		e.reassembled(p, res, why, err)
 		return
 	}
 	switch res {
@@ -139,7 +139,7 @@ func (e *Engine) Packet(p *Packet) {
 	case decodedQUIC:
 		e.stats.Other++
 		e.stats.Reasons.add(why, 1)
-		e.quicDatagram(p)
+		e.quicDatagram(p, why)
 		return
 	case decodedNot:
 		e.stats.Undecoded++
@@ -161,8 +161,12 @@ func (e *Engine) Packet(p *Packet) {
 }
 
 // quicDatagram hands a UDP datagram that looks like QUIC to the QUIC
-// reader, unless Ports leaves out both its ports.
-func (e *Engine) quicDatagram(p *Packet) {
+// reader, unless Ports leaves out both its ports; why is the frame's
+// reason (ReasonTunnelPort: on a tunnel's port, counted).
+func (e *Engine) quicDatagram(p *Packet, why Reason) {
+	if why.Kind == ReasonTunnelPort {
+		e.quic.stats.TunnelPort++
+	}
 	if e.ports != nil && !e.ports[e.seg.Dst.Port()] && !e.ports[e.seg.Src.Port()] {
 		return
 	}
@@ -173,7 +177,7 @@ func (e *Engine) quicDatagram(p *Packet) {
 // counted as a fragment; a TCP segment in the datagram goes to the
 // assembler, a QUIC datagram to the QUIC reader, a malformed one is counted
 // as an invalid datagram, anything else is not counted further.
-func (e *Engine) reassembled(p *Packet, res decodeResult, err error) {
+func (e *Engine) reassembled(p *Packet, res decodeResult, why Reason, err error) {
 	e.stats.Fragments++
 	switch res {
 	case decodedTCP:
@@ -182,7 +186,7 @@ func (e *Engine) reassembled(p *Packet, res decodeResult, err error) {
 		}
 		e.asm.Add(p.Info.Timestamp, &e.seg)
 	case decodedQUIC:
-		e.quicDatagram(p)
+		e.quicDatagram(p, why)
 	case decodedError, decodedFragment:
 		e.dec.frag.stats.Invalid++
 		e.LastError = err

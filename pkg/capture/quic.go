@@ -19,6 +19,7 @@ type QUICStats struct {
 	NoSNI      uint64 // ClientHellos without a server name: recorded under the server's address
 	ECH        uint64 // ClientHellos with an encrypted_client_hello extension: the name recorded is the public one
 	Errors     uint64 // ClientHellos put together that could not be parsed: not recorded
+	TunnelPort uint64 // datagrams on a UDP tunnel's port read as QUIC, not as the tunnel (Reasons: ReasonTunnelPort)
 }
 
 // Counter is one named count, for summaries and metrics.
@@ -51,6 +52,7 @@ func (s *QUICStats) Counters() []Counter {
 		{"hellos_without_sni", "ClientHellos without a server name: recorded under the server's address", s.NoSNI},
 		{"ech_hellos", "ClientHellos with an encrypted_client_hello extension: the name recorded is the public one", s.ECH},
 		{"hello_errors", "ClientHellos put together that could not be parsed: not recorded", s.Errors},
+		{"tunnel_port", "UDP datagrams on a tunnel's port (from it, or to it and not decoded as the tunnel) read as QUIC", s.TunnelPort},
 	}
 }
 
@@ -60,6 +62,7 @@ func (s *QUICStats) Add(o *QUICStats) {
 	s.NoSNI += o.NoSNI
 	s.ECH += o.ECH
 	s.Errors += o.Errors
+	s.TunnelPort += o.TunnelPort
 }
 
 // quicReader reads the ClientHellos of QUIC connections out of client
@@ -72,7 +75,7 @@ type quicReader struct {
 	encap Encap // of the datagram being read: a ClientHello is reported while its last one is
 	req   Request
 	url   []byte
-	stats QUICStats // NoSNI, ECH, Errors; the rest is tr.Stats
+	stats QUICStats // NoSNI, ECH, Errors, TunnelPort; the rest is tr.Stats
 }
 
 func newQUICReader(opts *quic.Options, emit func(*Request)) *quicReader {

@@ -41,6 +41,12 @@ const (
 	// ReasonNoPacket: a link-layer record that carries no packet (an NFLOG
 	// message without its payload): other.
 	ReasonNoPacket
+	// ReasonTunnelPort: a UDP datagram on a tunnel's port that was not read
+	// as the tunnel (Code: the EncapLayer tried): QUIC (to the tunnel's
+	// port, when it did not decode as the tunnel; from it, whenever it
+	// looks like QUIC), or, from the tunnel's port, a datagram that did not
+	// decode as the tunnel (plain UDP). Other: not an error.
+	ReasonTunnelPort
 )
 
 // Reason is why a frame carried no TCP segment: a kind and its number (the
@@ -93,6 +99,8 @@ func (r Reason) String() string {
 		s = "802.11 protected (encrypted) data"
 	case ReasonNoPacket:
 		s = "NFLOG without a packet"
+	case ReasonTunnelPort:
+		s = "UDP on the " + EncapLayer(r.Code).String() + " port, not " + EncapLayer(r.Code).String()
 	default:
 		return fmt.Sprintf("reason %d/%d", r.Kind, r.Code)
 	}
@@ -128,6 +136,8 @@ func (r Reason) Label() string {
 		return "wlan:protected"
 	case ReasonNoPacket:
 		return "nopacket"
+	case ReasonTunnelPort:
+		return "tunnelport:" + EncapLayer(r.Code).String()
 	}
 	return fmt.Sprintf("%d:%d", r.Kind, r.Code)
 }

@@ -4,12 +4,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 )
 
 // UDPTunnel is a tunnel recognised by its UDP port (destination, else
-// source).
+// source; see decoder.udp for what a datagram on a tunnel's port is taken
+// for).
 type UDPTunnel struct {
 	Kind EncapLayer // EncapVXLAN, EncapGeneve, EncapGTP, EncapTeredo or EncapAYIYA
 	Port uint16
@@ -60,14 +62,10 @@ func (u *udpTunnels) set(ts []UDPTunnel) {
 	}
 }
 
-func (u *udpTunnels) kind(src, dst uint16) EncapLayer {
+// kind returns the tunnel on port, 0 for none.
+func (u *udpTunnels) kind(port uint16) EncapLayer {
 	for _, t := range u.t[:u.n] {
-		if t.Port == dst {
-			return t.Kind
-		}
-	}
-	for _, t := range u.t[:u.n] {
-		if t.Port == src {
+		if t.Port == port {
 			return t.Kind
 		}
 	}
@@ -83,29 +81,105 @@ func udpPayload(data []byte) []byte {
 	return data[8:]
 }
 
-// udp decodes a UDP datagram: a tunnel by its port; QUIC (when d.quic),
-// its addresses and payload in seg; else other.
+// udp decodes a UDP datagram. Its destination port decides first: a
+// datagram to a tunnel's port is decoded as the tunnel. Else one that looks
+// like QUIC (when d.quic) is QUIC, whatever its source port: a client
+// sending from a tunnel's port cannot hide its ClientHello. Else one from a
+// tunnel's port is decoded as the tunnel. When a datagram does not decode
+// as the tunnel it was taken for, it is tried as what it otherwise is:
+// QUIC when it looks like QUIC; from a tunnel's port only, plain UDP
+// (other). Either is counted by the reason ReasonTunnelPort, which names
+// the tunnel tried.
 func (d *decoder) udp(data []byte, seg *Segment) (decodeResult, Reason, error) {
 	if len(data) < 8 {
 		return decodedError, Reason{}, errShortUDP
 	}
 	be := binary.BigEndian
 	src, dst := be.Uint16(data), be.Uint16(data[2:])
-	kind := d.tunnels.kind(src, dst)
-	if kind == 0 {
-		if p := udpPayload(data); d.quic && isQUIC(p, src, dst) {
-			d.addrs(seg, src, dst)
-			seg.Payload = p
-			seg.Encap = d.encap
-			return decodedQUIC, Reason{ReasonIPProtocol, 17}, nil
-		}
-		return decodedOther, Reason{ReasonIPProtocol, 17}, nil
+	p := udpPayload(data)
+	if kind := d.tunnels.kind(dst); kind != 0 {
+		return d.tunnelOr(kind, false, data, seg)
 	}
+	if d.quic && isQUIC(p, src, dst) {
+		why := Reason{ReasonIPProtocol, 17}
+		if kind := d.tunnels.kind(src); kind != 0 {
+			why = Reason{ReasonTunnelPort, uint32(kind)}
+		}
+		return d.quicDatagram(seg, src, dst, p, why)
+	}
+	if kind := d.tunnels.kind(src); kind != 0 {
+		return d.tunnelOr(kind, true, data, seg)
+	}
+	return decodedOther, Reason{ReasonIPProtocol, 17}, nil
+}
+
+// quicDatagram fills seg with a UDP datagram that looks like QUIC: the
+// addresses of the innermost IP header, the ports, the payload.
+func (d *decoder) quicDatagram(seg *Segment, src, dst uint16, p []byte, why Reason) (decodeResult, Reason, error) {
+	d.addrs(seg, src, dst)
+	seg.Payload = p
+	seg.Encap = d.encap
+	seg.Path = d.path.sum()
+	return decodedQUIC, why, nil
+}
+
+// tunnelOr decodes a UDP datagram as the tunnel kind, taken from its
+// destination port, else (fromSrc) its source port. When that finds
+// neither TCP, nor QUIC, nor a fragment inside, the datagram is tried as
+// what it otherwise is (see udp), as it came: the tunnel's layer and path
+// taken back, the addresses those of its own IP header. A QUIC Initial
+// that happens to read as a tunnel carrying something else is still
+// QUIC: the QUIC reader records nothing that does not authenticate.
+func (d *decoder) tunnelOr(kind EncapLayer, fromSrc bool, data []byte, seg *Segment) (decodeResult, Reason, error) {
+	be := binary.BigEndian
+	src, dst := be.Uint16(data), be.Uint16(data[2:])
+	var srcIP, dstIP [16]byte // the tunnel overwrites d.ip4 or d.ip6
+	v6 := d.v6
+	if v6 {
+		copy(srcIP[:], d.ip6.SrcIP.To16())
+		copy(dstIP[:], d.ip6.DstIP.To16())
+	} else {
+		copy(srcIP[:], d.ip4.SrcIP.To4())
+		copy(dstIP[:], d.ip4.DstIP.To4())
+	}
+	encapN, pathN := d.encap.n, d.path.n
+	d.pathEndpoints()
+	res, why, err := d.tunnel(kind, data[8:], seg)
+	if res == decodedTCP || res == decodedQUIC || res == decodedFragment || d.reassembled {
+		return res, why, err
+	}
+	p := udpPayload(data)
+	quic := d.quic && isQUIC(p, src, dst)
+	if !quic && (!fromSrc || res == decodedOther) {
+		// To the tunnel's port: the tunnel's, undecoded or malformed. From
+		// it, the tunnel's too when it read as the tunnel (a Teredo bubble,
+		// ICMPv6 inside).
+		return res, why, err
+	}
+	d.encap.n, d.path.n = encapN, pathN
+	if v6 {
+		seg.Src = netip.AddrPortFrom(netip.AddrFrom16(srcIP), src)
+		seg.Dst = netip.AddrPortFrom(netip.AddrFrom16(dstIP), dst)
+	} else {
+		seg.Src = netip.AddrPortFrom(netip.AddrFrom4([4]byte(srcIP[:4])), src)
+		seg.Dst = netip.AddrPortFrom(netip.AddrFrom4([4]byte(dstIP[:4])), dst)
+	}
+	why = Reason{ReasonTunnelPort, uint32(kind)}
+	if !quic {
+		return decodedOther, why, nil
+	}
+	seg.Payload = p
+	seg.Encap = d.encap
+	seg.Path = d.path.sum()
+	return decodedQUIC, why, nil
+}
+
+// tunnel decodes p, a UDP payload, as the tunnel kind.
+func (d *decoder) tunnel(kind EncapLayer, p []byte, seg *Segment) (decodeResult, Reason, error) {
 	if !d.encap.push(kind) {
 		return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
 	}
-	d.pathEndpoints()
-	p := data[8:]
+	be := binary.BigEndian
 	notDecoded, signal := Reason{ReasonTunnel, uint32(kind)}, Reason{ReasonTunnelSignal, uint32(kind)}
 	switch kind {
 	case EncapVXLAN: // flags (I), reserved, VNI, reserved; then Ethernet
