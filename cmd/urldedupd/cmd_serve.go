@@ -54,7 +54,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.user, "user", "", "switch to this user after opening the capture sockets and listeners; the socket is given to it and its group")
 	fs.DurationVar(&o.flush, "flush-interval", time.Second, "sync the state to disk this often (what a power loss can take)")
 	fs.IntVar(&o.maxBatch, "max-batch", api.DefaultMaxBatch, "most URLs in one API batch")
-	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", api.DefaultMaxInflightBytes, "bytes of API request bodies held at once, 40 more per URL of a batch (beyond: 503 with Retry-After); also caps one body")
+	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", api.DefaultMaxInflightBytes, "bytes of API request bodies held at once, 40 more per URL of a batch (beyond: 503 with Retry-After); a fifth is kept in equal shares, one per --max-conns connection, for each request's first bytes; one body is at most the other 4/5")
 	fs.DurationVar(&o.bodyTimeout, "body-timeout", api.DefaultBodyTimeout, "time for a client to send a request body (beyond: 408, connection closed)")
 	fs.DurationVar(&o.headTimeout, "header-timeout", daemon.DefaultHeaderTimeout, "time for a client to send a request's head (beyond: connection closed)")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", daemon.DefaultIdleTimeout, "close a kept-alive API connection idle this long")

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -251,7 +253,8 @@ func TestServeStalledUploads(t *testing.T) {
 	}
 }
 
-// A smaller --max-inflight-bytes also caps one body: a larger upload is
+// A smaller --max-inflight-bytes also caps one body, at four fifths of
+// it (the rest is kept in shares per connection): a larger upload is
 // 413 before any of it is read (curl sends Expect: 100-continue and gets
 // the answer instead of the go-ahead).
 func TestServeInflightCapsBody(t *testing.T) {
@@ -262,8 +265,119 @@ func TestServeInflightCapsBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := exec.Command("curl", "-sS", "--max-time", "10", "--unix-socket", sock, "-w", "%{http_code}", "--data-binary", "@"+big, "http://x/v1/check").Output()
-	if err != nil || !strings.HasPrefix(string(out), "error: body of 1260000 bytes, over the limit of 1000000") || !strings.HasSuffix(string(out), "413") {
+	if err != nil || !strings.HasPrefix(string(out), "error: body of 1260000 bytes, over the limit of 800000") || !strings.HasSuffix(string(out), "413") {
 		t.Fatalf("curl: %q %v", out, err)
+	}
+}
+
+// inflightBytes reads urldedupd_api_inflight_bytes from /metrics.
+func inflightBytes(t *testing.T, c *http.Client) int64 {
+	t.Helper()
+	resp, err := c.Get("http://urldedupd/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "urldedupd_api_inflight_bytes "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return int64(f)
+		}
+	}
+	t.Fatal("no urldedupd_api_inflight_bytes in /metrics")
+	return 0
+}
+
+// Stalled chunked uploads of 0.9 MiB, more than --max-inflight-bytes
+// holds, do not shut small requests out (issue 19, item 9: 80 of them
+// filled the default 80 MiB and an 18-byte batch got 503 until
+// --body-timeout). With 10 MiB and --max-conns 64, each connection's share
+// is 32 KiB of the reserved fifth; the uploads share the other 8 MiB, so 8
+// hold 1 MiB and the rest are refused 503, while small batches, with a
+// length or chunked, are answered at once.
+func TestServeStalledChunkedUploadsLimit(t *testing.T) {
+	dir := newServeState(t)
+	_, sock := serve(t, dir, "--max-inflight-bytes", strconv.Itoa(10<<20), "--max-conns", "64", "--body-timeout", "1m")
+	metrics := unixClient(sock)
+	line := "http://stalled.example/" + strings.Repeat("a", 40) + "\n" // 64 bytes
+	held, refused := 0, 0
+	var conns []net.Conn
+	for i := range 12 {
+		before := inflightBytes(t, metrics)
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		t.Cleanup(func() { c.Close() })
+		answered := make(chan string, 1)
+		go func() {
+			// A refused upload is cut off before all of it is written:
+			// the write's error is expected, the answer is what counts.
+			fmt.Fprintf(c, "POST /v1/check HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n", 1<<20)
+			c.Write([]byte(strings.Repeat(line, (900<<10)/len(line))))
+		}()
+		go func() {
+			defer close(answered)
+			if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+				var b strings.Builder
+				_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
+				answered <- fmt.Sprintf("%d %s", resp.StatusCode, b.String())
+			}
+		}()
+	wait: // until it holds 1 MiB (the last of its doubling charges) or is answered
+		for j := 0; ; j++ {
+			select {
+			case msg := <-answered:
+				if !strings.HasPrefix(msg, "503 ") {
+					t.Fatalf("upload %d answered %q", i, msg)
+				}
+				if !strings.Contains(msg, "beyond its own 32768, a request shares 8388608") { // the share follows --max-conns
+					t.Errorf("upload %d refused with %q", i, msg)
+				}
+				refused++
+				break wait
+			default:
+			}
+			if inflightBytes(t, metrics) == before+1<<20 {
+				held++
+				break
+			}
+			if j == 600 {
+				t.Fatalf("upload %d neither holds 1 MiB nor is answered after 60 s", i)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	t.Logf("%d uploads hold %d bytes, %d refused", held, inflightBytes(t, metrics), refused)
+	client := unixClient(sock)
+	if code, body := post(t, client, "/v1/check", "http://small.example/\n"); code != 200 || body != "new\n" {
+		t.Errorf("small batch while stalled uploads hold the budget: %d %q", code, body)
+	}
+	resp, err := client.Post("http://urldedupd/v1/check", "text/plain", io.MultiReader(strings.NewReader("http://small.example/\nhttp://small.example/b\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "dup\nnew\n" {
+		t.Errorf("small chunked batch while stalled uploads hold the budget: %d %q", resp.StatusCode, b)
+	}
+	if held != 8 || refused != 4 {
+		t.Errorf("%d uploads held, %d refused; want 8 and 4", held, refused)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	for i := 0; inflightBytes(t, metrics) != 0; i++ {
+		if i == 300 {
+			t.Fatalf("%d bytes still in flight 30 s after the uploads closed", inflightBytes(t, metrics))
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
