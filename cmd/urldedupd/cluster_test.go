@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
@@ -16,14 +17,30 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // redisCluster starts 6 redis-server processes in cluster mode on free
 // loopback ports and joins them with redis-cli --cluster create into 3
 // masters with one replica each. Every process is stopped by pid at the
 // end. It returns the masters' addresses and a function that kills the
-// server at an address (SIGKILL, by pid).
+// server at an address (SIGKILL, by pid). Its node timeout is 20 s, so
+// that a machine too busy to answer for a while does not start a failover
+// (which, without --redis-replicas, can lose a master's last writes and
+// answer their URLs new a second time: see docs/operations.md);
+// redisClusterFailover's is 2 s, for tests of failovers.
 func redisCluster(t *testing.T) (masters []string, kill func(addr string)) {
+	t.Helper()
+	return redisClusterTimeout(t, 20_000)
+}
+
+func redisClusterFailover(t *testing.T) (masters []string, kill func(addr string)) {
+	t.Helper()
+	return redisClusterTimeout(t, 2000)
+}
+
+func redisClusterTimeout(t *testing.T, nodeTimeoutMS int) (masters []string, kill func(addr string)) {
 	t.Helper()
 	var addrs []string
 	pids := map[string]int{}
@@ -37,7 +54,7 @@ func redisCluster(t *testing.T) (masters []string, kill func(addr string)) {
 		dir := filepath.Join(t.TempDir(), fmt.Sprint(port))
 		os.MkdirAll(dir, 0o755)
 		cmd := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--dir", dir,
-			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
+			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", fmt.Sprint(nodeTimeoutMS),
 			"--appendonly", "yes", "--save", "", "--protected-mode", "no")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -114,13 +131,112 @@ func TestRedisClusterExactlyOnce(t *testing.T) {
 	t.Logf("%d distinct signatures over a 3-master cluster, each printed once", n)
 }
 
+// Each master's view of the cluster flips between fail and ok all through
+// a run of 4 filter processes: a goroutine per master deletes and adds
+// back, every 5 ms, a slot of its own that no state key uses, so commands
+// sent to it are refused CLUSTERDOWN at random points of a pipeline. Every
+// URL must still be printed exactly once: a client that sends again the
+// commands of a pipeline that had already run (as go-redis's cluster
+// pipeline does on CLUSTERDOWN) makes a URL's second SETBIT answer "dup",
+// and the URL is lost.
+func TestRedisClusterStateFlapping(t *testing.T) {
+	masters, _ := redisCluster(t)
+	backend := "redis-cluster://" + strings.Join(masters, ",")
+	if _, stderr, code := run(t, nil, "--backend", backend, "init"); code != 0 {
+		t.Fatalf("init: %s", stderr)
+	}
+	stop := flapSlots(t, masters)
+	n := filterExactlyOnce(t, 100_000, 30_000, "--backend", backend, "--redis-timeout", "60s")
+	flips := stop()
+	if flips < 10 {
+		t.Fatalf("only %d slot flips during the run: the test did not test", flips)
+	}
+	t.Logf("%d distinct URLs printed once each through %d slot flips", n, flips)
+}
+
+// flapSlots starts, for each master, a loop that deletes one of its slots
+// that no state key ("urldedupd:…") hashes to, waits 5 ms, adds it back
+// and waits 5 ms, at most 100,000 times. stop ends the loops, leaves every
+// slot assigned and returns how many deletions were made.
+func flapSlots(t *testing.T, masters []string) (stop func() int) {
+	t.Helper()
+	ctx := context.Background()
+	used := map[int64]bool{}
+	c0 := redis.NewClient(&redis.Options{Addr: masters[0]})
+	defer c0.Close()
+	keys := []string{"urldedupd:meta"}
+	for i := range 256 {
+		keys = append(keys, fmt.Sprintf("urldedupd:%02x", i))
+	}
+	for _, k := range keys {
+		slot, err := c0.ClusterKeySlot(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		used[slot] = true
+	}
+	var wg sync.WaitGroup
+	var flips atomic.Int64
+	done := make(chan struct{})
+	for _, m := range masters {
+		c := redis.NewClient(&redis.Options{Addr: m, MaxRetries: -1})
+		t.Cleanup(func() { c.Close() })
+		slots, err := c.ClusterSlots(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := c.ClusterMyID(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slot := int64(-1)
+		for _, r := range slots {
+			if len(r.Nodes) == 0 || r.Nodes[0].ID != id {
+				continue
+			}
+			for s := int64(r.Start); s <= int64(r.End) && slot < 0; s++ {
+				if !used[s] {
+					slot = s
+				}
+			}
+		}
+		if slot < 0 {
+			t.Fatalf("master %s: no slot free of state keys", m)
+		}
+		wg.Go(func() {
+			for i := 0; i < 100_000; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if err := c.Do(ctx, "CLUSTER", "DELSLOTS", slot).Err(); err == nil {
+					flips.Add(1)
+				}
+				time.Sleep(5 * time.Millisecond)
+				for j := 0; j < 100 && c.Do(ctx, "CLUSTER", "ADDSLOTS", slot).Err() != nil; j++ {
+					time.Sleep(10 * time.Millisecond) // must not be left unassigned
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+	}
+	var once sync.Once
+	stop = func() int {
+		once.Do(func() { close(done); wg.Wait() })
+		return int(flips.Load())
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
 // A master killed in the middle of a run, with its replica taking over:
 // each of 4 filter processes either completes or fails loudly (exit 5,
 // "redis unavailable"), and no URL is ever printed new twice. The filters
 // run with --redis-replicas 1, so no answered bit can be lost in the
 // failover.
 func TestRedisClusterFailover(t *testing.T) {
-	masters, kill := redisCluster(t)
+	masters, kill := redisClusterFailover(t)
 	backend := "redis-cluster://" + strings.Join(masters, ",")
 	if _, stderr, code := run(t, nil, "--backend", backend, "init"); code != 0 {
 		t.Fatalf("init: %s", stderr)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,7 +26,6 @@ type scratch struct {
 	slot    []int                       // DSBF: the leaf each index in sub is at
 	byLeaf  [signature.Shards][]int     // DSBF: pending indexes by leaf
 	pos     []uint64                    // DSBF: one URL's positions
-	incr    [signature.Shards]uint64    // DSBF: URLs stored per leaf, not yet counted there
 	arena   []any                       // DSBF: the arguments of a round's commands
 }
 
@@ -136,13 +134,7 @@ func (r *Redis) prepare(sigs []signature.Signature) *scratch {
 func (r *Redis) decide(ctx context.Context, sc *scratch, dryRun bool) error {
 	wait := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		var left []int
-		var retry, err error
-		if r.cluster != nil && r.replicas > 0 && !dryRun {
-			left, retry, err = r.runByMaster(ctx, sc)
-		} else {
-			left, retry, err = r.run(ctx, r.c, sc, sc.pending, sc.next[:0], dryRun, r.replicas > 0 && !dryRun)
-		}
+		left, retry, err := r.run(ctx, sc, sc.pending, sc.next[:0], dryRun)
 		if err != nil {
 			return err // sc.pending: every command without an answer
 		}
@@ -167,30 +159,41 @@ func (r *Redis) decide(ctx context.Context, sc *scratch, dryRun bool) error {
 	}
 }
 
-// run sends the commands for ks (indexes in sc.sub) as one pipeline on c,
-// followed by a WAIT when wait is set, and records the answers. It returns
-// the indexes whose commands provably did not run, appended to left, with
-// the last of their errors, or an error that fails the batch.
-func (r *Redis) run(ctx context.Context, c redis.Cmdable, sc *scratch, ks, left []int, dryRun, wait bool) (_ []int, retry, err error) {
-	pipe := c.Pipeline()
+// run sends the commands for ks (indexes in sc.sub) as one pipeline per
+// node (see pipes), each followed by a WAIT when the state waits for
+// replicas, and records the answers. It returns the indexes whose commands
+// provably did not run, appended to left, with the last of their errors,
+// or an error that fails the batch.
+func (r *Redis) run(ctx context.Context, sc *scratch, ks, left []int, dryRun bool) (_ []int, retry, err error) {
+	ps := r.pipes()
 	cmds := make([]redis.Cmder, len(ks))
+	on := make([]*nodePipe, len(ks))
 	for j, k := range ks {
 		s := sc.sub[k]
+		np, e := ps.of(ctx, int(r.shard(s)))
+		if e != nil { // no master known for the slot: nothing sent
+			left, retry = append(left, k), e
+			continue
+		}
+		on[j] = np
 		switch {
 		case r.keyed != nil:
-			cmds[j] = r.keyed.Eval(ctx, pipe, r.geo.Locate(uint64(s)), dryRun)
+			cmds[j] = r.keyed.Eval(ctx, np.pipe, r.geo.Locate(uint64(s)), dryRun)
 		case dryRun:
-			cmds[j] = pipe.GetBit(ctx, r.keys[s.Shard()], offset(s.Bit()))
+			cmds[j] = np.pipe.GetBit(ctx, r.keys[s.Shard()], offset(s.Bit()))
 		default:
-			cmds[j] = pipe.SetBit(ctx, r.keys[s.Shard()], offset(s.Bit()), 1)
+			cmds[j] = np.pipe.SetBit(ctx, r.keys[s.Shard()], offset(s.Bit()), 1)
 		}
 	}
-	var waitCmd *redis.Cmd
-	if wait {
-		waitCmd = pipe.Do(ctx, "WAIT", r.replicas, r.timeout.Milliseconds())
+	replicas := r.replicas
+	if dryRun {
+		replicas = 0
 	}
-	_, _ = pipe.Exec(ctx) // every command carries its own error
+	ps.exec(ctx, replicas, r.timeout)
 	for j, cmd := range cmds {
+		if cmd == nil {
+			continue
+		}
 		if e := cmd.Err(); e != nil {
 			if !notRun(e) {
 				return nil, nil, fmt.Errorf("%w: %v (the batch may have been partly applied)", ErrUnavailable, e)
@@ -204,14 +207,20 @@ func (r *Redis) run(ctx context.Context, c redis.Cmdable, sc *scratch, ks, left 
 			return nil, nil, fmt.Errorf("%w: %v (the batch may have been partly applied)", ErrUnavailable, e)
 		}
 		sc.ans[ks[j]] = uint8(v)
+		on[j].ran = true
 	}
-	if waitCmd != nil && len(left) < len(cmds) {
-		if e := waitCmd.Err(); e != nil {
-			return nil, nil, fmt.Errorf("%w: WAIT: %v (the batch ran on the master; whether a replica has it is unknown)", ErrUnavailable, e)
-		}
-		if n, e := waitCmd.Int64(); e != nil || n < int64(r.replicas) {
-			return nil, nil, fmt.Errorf("%w: %d of %d replicas acknowledged the batch within %v (it ran on the master only)",
-				ErrUnavailable, n, r.replicas, r.timeout)
+	if replicas > 0 {
+		for _, np := range ps.list {
+			if !np.ran {
+				continue
+			}
+			if e := np.wait.Err(); e != nil {
+				return nil, nil, fmt.Errorf("%w: WAIT: %v (the batch ran on the master; whether a replica has it is unknown)", ErrUnavailable, e)
+			}
+			if n, e := np.wait.Int64(); e != nil || n < int64(replicas) {
+				return nil, nil, fmt.Errorf("%w: %d of %d replicas acknowledged the batch within %v (it ran on the master only)",
+					ErrUnavailable, n, replicas, r.timeout)
+			}
 		}
 	}
 	return left, retry, nil
@@ -232,53 +241,6 @@ func answer(cmd redis.Cmder) (int64, error) {
 		err = fmt.Errorf("answer %d out of range", v)
 	}
 	return v, err
-}
-
-// runByMaster is run for a cluster whose writes must reach replicas: WAIT
-// counts the writes of its own connection, so each master gets its own
-// pipeline with its own WAIT, all at once.
-func (r *Redis) runByMaster(ctx context.Context, sc *scratch) (left []int, retry, err error) {
-	var masters [signature.Shards]*redis.Client
-	groups := map[*redis.Client][]int{}
-	var unrouted []int
-	for _, k := range sc.pending {
-		sh := r.shard(sc.sub[k])
-		if masters[sh] == nil {
-			m, e := r.cluster.MasterForKey(ctx, r.keys[sh])
-			if e != nil { // no master known for the slot: nothing sent
-				unrouted, retry = append(unrouted, k), e
-				continue
-			}
-			masters[sh] = m
-		}
-		groups[masters[sh]] = append(groups[masters[sh]], k)
-	}
-	type result struct {
-		left       []int
-		retry, err error
-	}
-	results := make(chan result, len(groups))
-	var wg sync.WaitGroup
-	for m, ks := range groups {
-		wg.Go(func() {
-			l, re, e := r.run(ctx, m, sc, ks, ks[:0], false, true)
-			results <- result{l, re, e}
-		})
-	}
-	wg.Wait()
-	close(results)
-	left = unrouted
-	for res := range results {
-		err = errors.Join(err, res.err)
-		if res.retry != nil {
-			retry = res.retry
-		}
-		left = append(left, res.left...)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return left, retry, nil
 }
 
 // notRun reports whether err proves that a command never ran: no

@@ -1,0 +1,91 @@
+package redisstate
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// pipes holds one attempt's pipelines: one for a single server, one per
+// master for a cluster.
+//
+// A cluster's commands never go through the cluster client's pipeline:
+// when the first command sent to a node comes back with an error it deems
+// retryable (CLUSTERDOWN, TRYAGAIN, LOADING, a reset connection, …),
+// go-redis re-queues every command that was sent to that node, those that
+// ran included, and sends them again, up to MaxRedirects+1 times, whatever
+// MaxRetries says. A SETBIT that ran twice answers "dup" the second time,
+// and its URL is never answered new by anyone. Instead each master's
+// commands go on that master's own client (MaxRetries -1: never sent
+// again), where every command carries its own reply, and the commands
+// refused unrun are sent again by Decide alone.
+type pipes struct {
+	r     *Redis
+	list  []*nodePipe
+	shard map[int]*nodePipe // cluster: by shard key, this attempt
+	node  map[*redis.Client]*nodePipe
+}
+
+// nodePipe is the pipeline of one node, with its WAIT.
+type nodePipe struct {
+	pipe redis.Pipeliner
+	wait *redis.Cmd
+	ran  bool // some command of it ran: its WAIT counts
+}
+
+func (r *Redis) pipes() *pipes {
+	p := &pipes{r: r}
+	if r.cluster == nil {
+		p.list = []*nodePipe{{pipe: r.c.Pipeline()}}
+	}
+	return p
+}
+
+// of returns the pipeline of the master that holds shard key i, or an
+// error when no master is known for its slot (nothing was sent).
+func (p *pipes) of(ctx context.Context, i int) (*nodePipe, error) {
+	if p.r.cluster == nil {
+		return p.list[0], nil
+	}
+	if np := p.shard[i]; np != nil {
+		return np, nil
+	}
+	m, err := p.r.cluster.MasterForKey(ctx, p.r.keys[i])
+	if err != nil {
+		return nil, err
+	}
+	if p.node == nil {
+		p.shard, p.node = map[int]*nodePipe{}, map[*redis.Client]*nodePipe{}
+	}
+	np := p.node[m]
+	if np == nil {
+		np = &nodePipe{pipe: m.Pipeline()}
+		p.node[m] = np
+		p.list = append(p.list, np)
+	}
+	p.shard[i] = np
+	return np, nil
+}
+
+// exec runs every pipeline at once; with replicas above 0, each ends with
+// a WAIT for that many replicas (WAIT counts the writes of its own
+// connection, so each master needs its own). Every command carries its
+// own error.
+func (p *pipes) exec(ctx context.Context, replicas int, timeout time.Duration) {
+	for _, np := range p.list {
+		if replicas > 0 {
+			np.wait = np.pipe.Do(ctx, "WAIT", replicas, timeout.Milliseconds())
+		}
+	}
+	if len(p.list) == 1 {
+		_, _ = p.list[0].pipe.Exec(ctx)
+		return
+	}
+	var wg sync.WaitGroup
+	for _, np := range p.list {
+		wg.Go(func() { _, _ = np.pipe.Exec(ctx) })
+	}
+	wg.Wait()
+}
