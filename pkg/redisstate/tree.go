@@ -2,6 +2,7 @@ package redisstate
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,41 +14,36 @@ import (
 	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
-// maxRounds bounds the rounds of one batch, beyond one a URL: a tree of
-// 256 leaves is at most 8 deep (c ≥ 2), a leaf near its bound takes a few
-// more, and every round decides a URL, sends one to a child or counts,
-// but for commands that provably did not run, sent again within the
-// batch's timeout.
+// maxRounds bounds the rounds of one batch: a tree of 256 leaves is at
+// most 8 deep (c ≥ 2), every round decides a URL or sends it one level
+// down, and the rest are rounds for commands that provably did not run,
+// sent again within the batch's timeout.
 const maxRounds = 64
 
+//go:embed tree.lua
+var treeLua string
+
+// treeScript decides URLs at one live leaf: see tree.lua.
+var treeScript = redis.NewScript(treeLua)
+
+// Answers of treeScript, per URL.
+const (
+	leafHeld   = 0 // all its bits were set: a duplicate
+	leafStored = 1 // stored: new
+	leafDown   = 2 // not held by a split leaf: decided in its child
+)
+
 // decideTree decides sc's pending signatures on a DSBF whose leaves are
-// keys, in rounds, each one pipeline (Redis Cluster splits it by node).
-// No script: one BITFIELD command per leaf and round does everything the
-// leaf needs, atomically, in order:
-//
-//   - INCRBY of the leaf's count by the URLs this process stored in it in
-//     earlier rounds (its answer is the count, which every process
-//     learns this way);
-//   - SET of the split flag (byte 7), when the count known here has
-//     reached the leaf's bound: any process may set it, once set it stays,
-//     so a process that dies before setting it delays the split, never
-//     prevents it;
-//   - GET of the split flag, then SET of each URL's bits, which returns
-//     the old bits: with the flag clear, a URL whose bits were all set is
-//     a duplicate and any other is new, decided by this one atomic
-//     command. With the flag set (the leaf split before this command, and
-//     this process had not yet seen it), a URL whose bits were all set is
-//     a duplicate, and any other goes on to its child: it was not in the
-//     leaf, and is decided there. Its bits, set in the split leaf, only
-//     make that leaf answer "present" for it, which its decision in the
-//     child will bear out (once, as always).
-//
-// A leaf is sent at most as many URLs as its bound has room for, so that
-// it splits where a state directory's would; the others are read in the
-// same pipeline, and those it holds already are duplicates (bits are never
-// cleared), the rest wait for the next round. URLs at a leaf known to have
-// split are read only (BITFIELD_RO) and go on to their child when absent;
-// a dry run reads every leaf, with its flag (GETRANGE) in the same
+// keys, in rounds, each one pipeline per node. A leaf not known to have
+// split decides its URLs by one atomic script (tree.lua) that reads the
+// leaf's split flag and count, tests and sets each URL's bits in order,
+// counts those it stores and sets the flag after the URL that reaches the
+// leaf's bound, exactly as a state directory's leaf does under its batch
+// lock; so the bound holds whatever the number of writers, and a URL
+// arriving after the split goes on to its child. URLs at a leaf known to
+// have split (the flag is never cleared) are read only (BITFIELD_RO): a
+// URL whose bits are all set is a duplicate, any other goes on to its
+// child. A dry run reads every leaf, with its flag (GETRANGE) in the same
 // pipeline.
 func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error {
 	t := r.tree
@@ -58,14 +54,9 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 	for _, ki := range sc.pending {
 		sc.slot[ki] = t.First(uint64(sc.sub[ki]))
 	}
-	clear(sc.incr[:])
 	wait := 20 * time.Millisecond
-	for round := 0; ; round++ {
-		counting := slices.ContainsFunc(sc.incr[:], func(n uint64) bool { return n > 0 })
-		if len(sc.pending) == 0 && !counting {
-			return nil
-		}
-		if round == maxRounds+len(sc.sub) {
+	for round := 0; len(sc.pending) > 0; round++ {
+		if round == maxRounds {
 			return fmt.Errorf("%w: %d URLs not decided in %d rounds", ErrUnavailable, len(sc.pending), round)
 		}
 		for s := range sc.byLeaf {
@@ -74,18 +65,24 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 		for _, ki := range sc.pending {
 			sc.byLeaf[sc.slot[ki]] = append(sc.byLeaf[sc.slot[ki]], ki)
 		}
-		pipe := r.c.Pipeline()
+		ps := r.pipes()
 		var calls []leafCall
 		clear(sc.arena) // the last round's commands are done: let their values go
 		sc.arena = sc.arena[:0]
-		for s, ks := range sc.byLeaf {
-			if len(ks) > 0 || sc.incr[s] > 0 {
-				calls = append(calls, r.leafCall(ctx, pipe, sc, s, dryRun))
-			}
-		}
-		_, _ = pipe.Exec(ctx) // every command carries its own error
 		next := sc.next[:0]
 		var retry error
+		for s, ks := range sc.byLeaf {
+			if len(ks) == 0 {
+				continue
+			}
+			np, err := ps.of(ctx, s)
+			if err != nil { // no master known for the slot: nothing sent
+				next, retry = append(next, ks...), err
+				continue
+			}
+			calls = append(calls, r.leafCall(ctx, np.pipe, sc, s, dryRun))
+		}
+		ps.exec(ctx, 0, r.timeout)
 		for _, c := range calls {
 			var err error
 			if next, retry, err = r.leafAnswers(sc, c, next, retry); err != nil {
@@ -99,6 +96,11 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 		if r.cluster != nil {
 			r.cluster.ReloadState(ctx)
 		}
+		if redis.HasErrorPrefix(retry, "NOSCRIPT") {
+			if err := treeScript.Load(ctx, r.c).Err(); err != nil {
+				return fmt.Errorf("%w: load script: %v", ErrUnavailable, err)
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%w: %d URLs not decided within %v: %v", ErrUnavailable, len(sc.pending), r.timeout, retry)
@@ -106,23 +108,22 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 		}
 		wait = min(2*wait, time.Second)
 	}
+	return nil
 }
 
-// leafCall is one leaf's commands of a round.
+// leafCall is one leaf's command of a round.
 type leafCall struct {
 	leaf  int
 	dry   bool
-	write *redis.IntSliceCmd // BITFIELD: [INCRBY count] [SET flag] [GET flag, SET bits of sent URLs]
-	incr  uint64             // the INCRBY's increment (0: none)
-	flag  bool               // write sets the split flag
-	sent  int                // URLs (the first of the leaf's) whose bits write sets
-	read  *redis.IntSliceCmd // BITFIELD_RO: the bits of the leaf's URLs from sent on
+	write *redis.Cmd         // treeScript on a live leaf
+	read  *redis.IntSliceCmd // BITFIELD_RO: the bits of the leaf's URLs
 	head  *redis.StringCmd   // a dry run's read of the split flag
 }
 
 // Offsets of a DSBF leaf's header fields, in bits, most significant first
 // as BITFIELD counts them: the split flag is byte 7, the count the low 63
 // bits of bytes 8–15 (big-endian, as the state directory has them).
+// tree.lua has them too.
 const (
 	flagOffset  = 56
 	countOffset = 65
@@ -136,71 +137,54 @@ func redisOffset(p uint64) uint64 {
 	return b&^7 | (7 - b&7)
 }
 
-// appendBits appends op ("SET" or "GET") of every bit of the URLs ks.
-func (r *Redis) appendBits(args []any, sc *scratch, ks []int, op string) []any {
+// appendBits appends the offsets of every bit of the URLs ks, each
+// preceded by "GET", "u1" when get is set.
+func (r *Redis) appendBits(args []any, sc *scratch, ks []int, get bool) []any {
 	for _, ki := range ks {
 		sc.pos = r.tree.Positions(sc.pos[:0], uint64(sc.sub[ki]))
 		for _, p := range sc.pos {
-			if op == "SET" {
-				args = append(args, "SET", "u1", redisOffset(p), 1)
-			} else {
+			if get {
 				args = append(args, "GET", "u1", redisOffset(p))
+			} else {
+				args = append(args, redisOffset(p))
 			}
 		}
 	}
 	return args
 }
 
-// leafCall queues leaf s's commands for this round.
+// leafCall queues leaf s's command for this round.
 func (r *Redis) leafCall(ctx context.Context, pipe redis.Pipeliner, sc *scratch, s int, dryRun bool) leafCall {
-	t := r.tree
 	ks := sc.byLeaf[s]
 	c := leafCall{leaf: s, dry: dryRun}
 	split := r.split[s].Load()
-	if !dryRun {
-		start := len(sc.arena)
-		args := append(sc.arena, "BITFIELD", r.keys[s])
-		if c.incr = sc.incr[s]; c.incr > 0 {
-			sc.incr[s] = 0
-			args = append(args, "INCRBY", "u63", countOffset, c.incr)
+	start := len(sc.arena)
+	if !dryRun && !split {
+		limit, can := r.tree.Limit(s)
+		if !can {
+			limit = 0
 		}
-		limit, can := t.Limit(s)
-		known := r.count[s].Load()
-		if !split && can && known >= limit {
-			args = append(args, "SET", "u8", flagOffset, 1)
-			c.flag, split = true, true
-		}
-		if !split && len(ks) > 0 {
-			c.sent = len(ks)
-			if can {
-				c.sent = min(c.sent, int(max(limit-known, 1)))
-			}
-			args = append(args, "GET", "u8", flagOffset)
-			args = r.appendBits(args, sc, ks[:c.sent], "SET")
-		}
+		args := append(sc.arena, "EVALSHA", treeScript.Hash(), 1, r.keys[s], limit, r.tree.K())
+		args = r.appendBits(args, sc, ks, false)
 		sc.arena = args
-		if len(args) > start+2 {
-			c.write = redis.NewIntSliceCmd(ctx, args[start:len(args):len(args)]...)
-			_ = pipe.Process(ctx, c.write)
-		}
+		c.write = redis.NewCmd(ctx, args[start:len(args):len(args)]...)
+		_ = pipe.Process(ctx, c.write)
+		return c
 	}
-	if len(ks) > c.sent {
-		start := len(sc.arena)
-		args := r.appendBits(append(sc.arena, "BITFIELD_RO", r.keys[s]), sc, ks[c.sent:], "GET")
-		sc.arena = args
-		c.read = redis.NewIntSliceCmd(ctx, args[start:len(args):len(args)]...)
-		_ = pipe.Process(ctx, c.read)
-		if dryRun && !split {
-			c.head = pipe.GetRange(ctx, r.keys[s], 0, 7)
-		}
+	args := r.appendBits(append(sc.arena, "BITFIELD_RO", r.keys[s]), sc, ks, true)
+	sc.arena = args
+	c.read = redis.NewIntSliceCmd(ctx, args[start:len(args):len(args)]...)
+	_ = pipe.Process(ctx, c.read)
+	if dryRun && !split {
+		c.head = pipe.GetRange(ctx, r.keys[s], 0, 7)
 	}
 	return c
 }
 
-// leafAnswers records the answers of one leaf's commands, appending to
-// next the URLs left for the next round (those not sent, and those sent
-// on to a child). Commands that provably did not run leave their URLs
-// (and their count) for the next round, and are returned as retry.
+// leafAnswers records the answers of one leaf's command, appending to
+// next the URLs left for the next round (those sent on to a child). A
+// command that provably did not run leaves its URLs for the next round,
+// and is returned as retry.
 func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([]int, error, error) {
 	t := r.tree
 	k := t.K()
@@ -209,61 +193,44 @@ func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([
 	leafErr := func(e error) error {
 		return fmt.Errorf("%w: leaf %s: %v (the batch may have been partly applied)", ErrUnavailable, format.ShardName(s), e)
 	}
-	allSet := func(bits []int64) bool { return !slices.Contains(bits, 0) }
-	unsent := ks[c.sent:]
 	if c.write != nil {
 		if e := c.write.Err(); e != nil {
 			if !notRun(e) {
 				return next, retry, leafErr(e)
 			}
-			sc.incr[s] += c.incr
 			return append(next, ks...), e, nil
 		}
-		vals := c.write.Val()
-		want := len(vals)
-		if c.incr > 0 {
-			want--
-			r.learnCount(s, uint64(max(vals[0], 0)))
-			vals = vals[1:]
+		vals, e := c.write.Int64Slice()
+		if e != nil {
+			return next, retry, leafErr(e)
 		}
-		if c.flag {
-			want--
+		if len(vals) != 2+len(ks) {
+			return next, retry, leafErr(fmt.Errorf("%d answers for %d URLs", len(vals)-2, len(ks)))
+		}
+		r.learnCount(s, uint64(max(vals[0], 0)))
+		if vals[1] != 0 {
 			r.split[s].Store(true)
-			vals = vals[1:]
 		}
-		if c.sent > 0 {
-			if want != 1+c.sent*k {
-				return next, retry, leafErr(fmt.Errorf("%d answers for %d URLs", want, c.sent))
+		for j, ki := range ks {
+			switch vals[2+j] {
+			case leafHeld:
+				sc.ans[ki] = 1
+			case leafStored:
+				sc.ans[ki] = 0
+			case leafDown:
+				sc.slot[ki] = t.Child(s, uint64(sc.sub[ki]))
+				next = append(next, ki)
+			default:
+				return next, retry, leafErr(fmt.Errorf("answer %d", vals[2+j]))
 			}
-			splitBefore := t.Split(s, vals[0] != 0)
-			if splitBefore {
-				r.split[s].Store(true)
-			}
-			var stored uint64
-			for j, ki := range ks[:c.sent] {
-				switch {
-				case allSet(vals[1+j*k : 1+(j+1)*k]):
-					sc.ans[ki] = 1
-				case splitBefore: // not in the leaf: decided in its child
-					sc.slot[ki] = t.Child(s, uint64(sc.sub[ki]))
-					next = append(next, ki)
-				default:
-					sc.ans[ki] = 0
-					stored++
-				}
-			}
-			sc.incr[s] += stored
-			r.count[s].Add(stored)
 		}
-	}
-	if c.read == nil {
-		return append(next, unsent...), retry, nil // waiting for room, or for the split flag
+		return next, retry, nil
 	}
 	if e := c.read.Err(); e != nil {
 		if !notRun(e) {
 			return next, retry, leafErr(e)
 		}
-		return append(next, unsent...), e, nil
+		return append(next, ks...), e, nil
 	}
 	split := r.split[s].Load()
 	if c.head != nil {
@@ -274,20 +241,18 @@ func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([
 		split = t.Split(s, slices.ContainsFunc(h, func(b byte) bool { return b != 0 }))
 	}
 	bits := c.read.Val()
-	if len(bits) != k*len(unsent) {
-		return next, retry, leafErr(fmt.Errorf("%d bits read for %d URLs", len(bits), len(unsent)))
+	if len(bits) != k*len(ks) {
+		return next, retry, leafErr(fmt.Errorf("%d bits read for %d URLs", len(bits), len(ks)))
 	}
-	for j, ki := range unsent {
+	for j, ki := range ks {
 		switch {
-		case allSet(bits[j*k : (j+1)*k]):
+		case !slices.Contains(bits[j*k:(j+1)*k], 0):
 			sc.ans[ki] = 1
 		case split:
 			sc.slot[ki] = t.Child(s, uint64(sc.sub[ki]))
 			next = append(next, ki)
-		case c.dry:
+		default: // a dry run at a live leaf
 			sc.ans[ki] = 0
-		default: // a live leaf without room for it this round
-			next = append(next, ki)
 		}
 	}
 	return next, retry, nil
@@ -311,6 +276,9 @@ func (r *Redis) loadTree(ctx context.Context) error {
 		return fmt.Errorf("redisstate: %w: layout dsbf does not wait for replicas (--redis-replicas) in this build", format.ErrLayout)
 	}
 	r.tree = bloomlayout.NewTree(r.meta)
+	if err := treeScript.Load(ctx, r.c).Err(); err != nil { // so the first batch need not learn of NOSCRIPT
+		return fmt.Errorf("redisstate: %w: load script: %v", ErrUnavailable, err)
+	}
 	leaves, err := r.leaves(ctx)
 	if err != nil {
 		return err
