@@ -23,14 +23,14 @@ import (
 // hang, and each either ends cleanly or with an error that is one of the
 // package's sentinels.
 //
-// The floor on mutants made within the budget catches a loop that stops
-// early or crawls (a mutant that hangs is caught by its own 10 s limit):
-// 2,000 with about 17,700 made (9×), 500 under the race detector with
-// about 4,500 made (9×), on 2 cores at load 3.3. Every kind of mutant must
-// have been made: the sequence is seeded, so the first 500 always hold
-// them all.
+// The work is counted, not timed: 2,000 mutants (500 under the race
+// detector), about 2 s on 2 quiet cores and 30 s at load 8. A loop that
+// crawls is caught by a cap 20 times the loaded figure, a mutant that
+// hangs by its own 60 s limit: neither depends on the machine's speed.
+// Every kind of mutant must have been made: the sequence is seeded, so the
+// first 500 always hold them all.
 func TestMutatedCaptures(t *testing.T) {
-	const budget = 20 * time.Second
+	const limit = 10 * time.Minute
 	minMutants := 2000
 	if raceEnabled {
 		minMutants = 500
@@ -69,7 +69,10 @@ func TestMutatedCaptures(t *testing.T) {
 	start := time.Now()
 	var n, failed, requests int
 	kinds := map[string]int{}
-	for time.Since(start) < budget && n < 100000 {
+	for n < minMutants {
+		if time.Since(start) > limit {
+			t.Fatalf("only %d of %d mutants within %v: the loop crawls", n, minMutants, limit)
+		}
 		b := bases[n%len(bases)]
 		m, kind := mutate(rng, b.data, b.seqs)
 		if b.gz {
@@ -110,9 +113,9 @@ func TestMutatedCaptures(t *testing.T) {
 		var r result
 		select {
 		case r = <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(60 * time.Second):
 			os.WriteFile(filepath.Join(os.TempDir(), "hung-mutant.pcap"), m, 0o644)
-			t.Fatalf("%s mutant %d (%s) still running after 10 s; kept as %s", b.name, n, kind, filepath.Join(os.TempDir(), "hung-mutant.pcap"))
+			t.Fatalf("%s mutant %d (%s) still running after 60 s; kept as %s", b.name, n, kind, filepath.Join(os.TempDir(), "hung-mutant.pcap"))
 		}
 		requests += r.reqs
 		if r.st.Panics != 0 {
@@ -130,9 +133,6 @@ func TestMutatedCaptures(t *testing.T) {
 		}
 	}
 	t.Logf("%d mutants in %v (%v): %d ended with an error, %d requests found", n, time.Since(start).Round(time.Millisecond), kinds, failed, requests)
-	if n < minMutants {
-		t.Fatalf("only %d mutants within the budget, want at least %d", n, minMutants)
-	}
 	for _, k := range []string{"bit flips", "byte sets", "truncation", "sequence numbers", "cut",
 		"bit flips+gzip", "byte sets+gzip", "truncation+gzip", "sequence numbers+gzip"} {
 		if kinds[k] == 0 {
