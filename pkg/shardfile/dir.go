@@ -87,6 +87,9 @@ func (d *Dir) open(opts *Options) error {
 	_, err = os.Lstat(filepath.Join(d.path, MetaName))
 	if errors.Is(err, fs.ErrNotExist) {
 		if !opts.Create || opts.ReadOnly {
+			if _, err := os.Lstat(filepath.Join(d.path, CreatingName)); err == nil {
+				return fmt.Errorf("shardfile: %s: %w: its creation was interrupted (init, or any command that creates the state, starts it again)", d.path, format.ErrNoState)
+			}
 			if err := d.checkNoShards(); err != nil {
 				return err
 			}
@@ -167,6 +170,9 @@ func (d *Dir) createLocked(opts *Options, timeout time.Duration) error {
 	if _, err := os.Lstat(metaPath); err == nil {
 		return d.relock(timeout)
 	}
+	if err := d.removeUnfinished(); err != nil {
+		return err
+	}
 	if err := d.checkNoShards(); err != nil {
 		return err
 	}
@@ -174,33 +180,124 @@ func (d *Dir) createLocked(opts *Options, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
+	keyPath := format.KeyPath(d.path)
+	if _, err := os.Lstat(keyPath); err == nil && m.Key != nil {
+		return fmt.Errorf("shardfile: %s: %w: %s exists but %s does not (a key placed by hand; move it aside)", d.path, ErrIncomplete, format.KeyName, MetaName)
+	}
+	key := m.Key
+	m.Key = nil // the key file holds it; the metadata only its id
+	// From here every file made is ours: the marker says so to whoever
+	// finds it without the metadata (this creation was killed).
+	if err := writeCreating(d.path, d.lock, m); err != nil {
+		return err
+	}
 	madeKey := false
-	if m.Key != nil {
-		if err := format.WriteKeyFile(format.KeyPath(d.path), *m.Key); err != nil {
+	undo := func() {
+		removeShards(d.path, format.Shards)
+		if madeKey {
+			_ = os.Remove(keyPath)
+		}
+		_ = os.Remove(filepath.Join(d.path, CreatingName))
+	}
+	if key != nil {
+		if err := format.WriteKeyFile(keyPath, *key); err != nil {
+			_ = os.Remove(filepath.Join(d.path, CreatingName))
 			if errors.Is(err, fs.ErrExist) {
-				err = fmt.Errorf("%w: %s exists but %s does not (an interrupted init, or a key placed by hand; move it aside)", ErrIncomplete, format.KeyName, MetaName)
+				err = fmt.Errorf("%w: %s exists but %s does not (a key placed by hand; move it aside)", ErrIncomplete, format.KeyName, MetaName)
 			}
 			return fmt.Errorf("shardfile: %s: %w", d.path, noSpace(err))
 		}
 		madeKey = true
 	}
-	undo := func() {
-		removeShards(d.path, format.Shards)
-		if madeKey {
-			_ = os.Remove(format.KeyPath(d.path))
-		}
-	}
 	if err := createShards(d.path, m.Sizes.ShardBytes); err != nil {
 		undo()
 		return err
 	}
-	m.Key = nil // the key file holds it; the metadata only its id
-	if err := writeMeta(d.path, d.lock, m); err != nil {
+	// The state is complete the moment the metadata has its name.
+	if err := os.Rename(filepath.Join(d.path, CreatingName), metaPath); err != nil {
 		undo()
-		return err
+		return fmt.Errorf("shardfile: write %s: %w", metaPath, noSpace(err))
+	}
+	if err := d.lock.Sync(); err != nil {
+		return fmt.Errorf("shardfile: sync %s: %w", d.path, err)
 	}
 	d.created = true
 	return d.relock(timeout)
+}
+
+// CreatingName is the metadata of a state being created, under the name it
+// has until the state is complete. Creation writes it (synced) before any
+// other file, and renames it to MetaName once the shards and the key file
+// are on disk, so a directory holds one or the other, never both. Found
+// without MetaName, it marks a creation that was killed: every shard and
+// key file there was made by that creation, and the next creator (holding
+// the exclusive lock, so that creator is gone) removes them and starts
+// again.
+const CreatingName = "." + MetaName + ".creating"
+
+// writeCreating writes the creation marker: m, synced, and the directory
+// entry synced, before anything else is made.
+func writeCreating(dir string, dirf *os.File, m format.Meta) error {
+	p := filepath.Join(dir, CreatingName)
+	data, _ := m.MarshalText()
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666) // less the umask
+	if err != nil {
+		return fmt.Errorf("shardfile: create %s: %w", p, noSpace(err))
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err = errors.Join(err, f.Close()); err == nil {
+		err = dirf.Sync()
+	}
+	if err != nil {
+		_ = os.Remove(p)
+		return fmt.Errorf("shardfile: create %s: %w", p, noSpace(err))
+	}
+	return nil
+}
+
+// removeUnfinished removes what a killed creation left: when the creation
+// marker is there (and the metadata is not: the caller checked, holding
+// the exclusive lock), the shards and the key file, which that creation
+// made, then the marker. A shard or key file that is not a regular file
+// was not made by it and is left, refused as ErrIncomplete.
+func (d *Dir) removeUnfinished() error {
+	marker := filepath.Join(d.path, CreatingName)
+	fi, err := os.Lstat(marker)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("shardfile: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("shardfile: %s: %w: mode %v", marker, ErrNotRegular, fi.Mode())
+	}
+	paths := []string{format.KeyPath(d.path)}
+	for i := 0; i < format.Shards; i++ {
+		paths = append(paths, filepath.Join(d.path, format.ShardName(i)))
+	}
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil && !fi.Mode().IsRegular() {
+			err = fmt.Errorf("%w: %s is not a regular file, so not made by the creation that was killed (move it aside)", ErrIncomplete, p)
+		}
+		if err == nil {
+			err = os.Remove(p)
+		}
+		if err != nil {
+			return fmt.Errorf("shardfile: %s: unfinished creation: %w", d.path, err)
+		}
+	}
+	if err := os.Remove(marker); err != nil {
+		return fmt.Errorf("shardfile: %s: unfinished creation: %w", d.path, err)
+	}
+	return d.lock.Sync()
 }
 
 // mkdirs creates path and its missing parents, mode 0777 less the umask,
@@ -243,7 +340,7 @@ func (d *Dir) checkNoShards() error {
 	for i := 0; i < format.Shards; i++ {
 		p := filepath.Join(d.path, format.ShardName(i))
 		if _, err := os.Lstat(p); err == nil {
-			return fmt.Errorf("shardfile: %s: %w: %s exists but %s does not (an interrupted init, or not a urldedupd state; move it aside)",
+			return fmt.Errorf("shardfile: %s: %w: %s exists but %s does not (not a urldedupd state, or an init interrupted by a urldedupd that did not mark its creations; move it aside)",
 				d.path, ErrIncomplete, format.ShardName(i), MetaName)
 		}
 	}

@@ -24,8 +24,10 @@
 // killed (even with SIGKILL) loses nothing. After a power loss or kernel
 // crash, what was set since the last [Dir.Sync] may be lost; set
 // [Options.FlushInterval] to bound that window. Creation is crash-safe: the
-// metadata file is written last, atomically, so a directory without it was
-// never a complete state.
+// metadata is written first under a marker name ([CreatingName]) and renamed
+// to urldedupd.meta last, so a directory without it was never a complete
+// state, and one with the marker is a creation that was killed, which the
+// next creator removes and makes again.
 //
 // # Faults
 //

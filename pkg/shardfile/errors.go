@@ -6,8 +6,11 @@ var (
 	// ErrNotDir is returned when the state path exists but is not a
 	// directory.
 	ErrNotDir = errors.New("not a directory")
-	// ErrIncomplete is returned when shard files exist without metadata:
-	// an interrupted creation, or a directory that is not a urldedupd state.
+	// ErrIncomplete is returned when shard files exist without metadata
+	// and without the creation marker (CreatingName), so that nothing
+	// proves them a creation's own: a directory that is not a urldedupd
+	// state, or a creation interrupted by an older version. A creation
+	// interrupted now leaves its marker and is removed and made again.
 	ErrIncomplete = errors.New("shard files without metadata")
 	// ErrShardMissing is returned when a shard file is missing.
 	ErrShardMissing = errors.New("shard file missing")
