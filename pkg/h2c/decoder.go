@@ -4,8 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-
-	"golang.org/x/net/http2/hpack"
+	"math"
 )
 
 const (
@@ -23,7 +22,8 @@ const (
 	// defaultTableSize is SETTINGS_HEADER_TABLE_SIZE's initial value: the
 	// encoder's table until it signals another size (RFC 9113 §6.5.2).
 	defaultTableSize = 4096
-	// keepCap is the largest value buffer kept for the next request.
+	// keepCap is the largest buffer (header block, values) kept for the
+	// next request.
 	keepCap = 4 << 10
 )
 
@@ -93,22 +93,21 @@ type Decoder struct {
 	blockLen  int    // bytes of the open header block so far
 	isRequest bool   // the open header block opens a new stream
 	last      uint32 // the highest client stream opened
-	scan      sizeScan
-	tableMax  uint32 // the dynamic table's maximum size, as last set
 
-	hp     *hpack.Decoder
-	fields fields
-	req    Request
-	err    error
+	block     []byte // the open header block's fragments
+	tab       table
+	name, val sink // a name and a value decoded from Huffman, or copied out of tab
+	fields    fields
+	limit     int // the most Held may grow to
+	req       Request
+	err       error
 }
 
 // NewDecoder returns a Decoder for a connection that begins as start says.
 func NewDecoder(start Start) *Decoder {
-	d := &Decoder{}
-	d.hp = hpack.NewDecoder(defaultTableSize, d.fields.add)
-	d.hp.SetAllowedMaxDynamicTableSize(MaxTableSize)
-	d.hp.SetMaxStringLength(MaxHeaderBlock)
-	d.tableMax = defaultTableSize
+	d := &Decoder{limit: math.MaxInt}
+	d.tab.max = defaultTableSize
+	d.name.d, d.val.d = d, d
 	if start == Upgraded {
 		d.last = 1
 	}
@@ -267,36 +266,54 @@ func (d *Decoder) openBlock(stream uint32) {
 	if d.isRequest {
 		d.last = stream
 	}
-	d.scan = sizeScan{on: true}
 	d.fields.reset()
-	// A trailer section's fields are decoded only as far as the dynamic
-	// table needs them.
-	d.hp.SetEmitEnabled(d.isRequest)
 }
 
+// write keeps a fragment of the open header block, which is decoded
+// whole when it ends (it is at most MaxHeaderBlock).
 func (d *Decoder) write(p []byte) {
-	if d.scan.on {
-		if err := d.scan.feed(p, &d.tableMax); err != nil {
+	if n := len(d.block) + len(p); n > cap(d.block) {
+		c := min(pow2(max(n, 512)), MaxHeaderBlock)
+		if err := d.reserve(c, cap(d.block)); err != nil {
 			d.fail(err)
 			return
 		}
+		d.block = append(make([]byte, 0, c), d.block...)
 	}
-	if _, err := d.hp.Write(p); err != nil {
-		d.hpackFailed(err)
+	d.block = append(d.block, p...)
+}
+
+// reserve reports, as ErrMemory, a buffer of capacity old grown to n
+// that would take Held past the limit.
+func (d *Decoder) reserve(n, old int) error {
+	if held := d.Held() - old + n; held > d.limit {
+		return fmt.Errorf("%w: stream %d: %d bytes held, over %d", ErrMemory, d.stream, held, d.limit)
 	}
+	return nil
 }
 
 func (d *Decoder) hpackFailed(err error) {
-	if errors.Is(err, hpack.ErrStringLength) {
+	switch {
+	case errors.Is(err, errFieldLength):
 		d.fail(fmt.Errorf("%w: stream %d: a field longer than %d bytes", ErrHeaderBlock, d.stream, MaxHeaderBlock))
-		return
+	case errors.Is(err, ErrTableSize), errors.Is(err, ErrMemory):
+		d.fail(err)
+	default:
+		d.fail(fmt.Errorf("%w: stream %d: %w", ErrHPACK, d.stream, err))
 	}
-	d.fail(fmt.Errorf("%w: stream %d: %w", ErrHPACK, d.stream, err))
 }
 
 func (d *Decoder) closeBlock(emit func(*Request)) {
 	d.inBlock = false
-	if err := d.hp.Close(); err != nil {
+	// A trailer section's fields are decoded only for the dynamic table.
+	err := d.decodeBlock(d.block, d.isRequest)
+	if cap(d.block) > keepCap {
+		d.block = nil
+	}
+	d.block = d.block[:0]
+	d.name.done()
+	d.val.done()
+	if err != nil {
 		d.hpackFailed(err)
 		return
 	}
@@ -319,23 +336,28 @@ func (d *Decoder) closeBlock(emit func(*Request)) {
 	f.done()
 }
 
-// DecoderCost is about what a Decoder takes before it holds anything:
-// its own struct and hpack's, counted by Held.
-const DecoderCost = 1 << 10
+// DecoderCost is what a Decoder takes before it holds anything: its own
+// struct, counted by Held.
+const DecoderCost = 512
 
-// Held is about how many bytes the Decoder holds, for a caller that caps
-// memory: DecoderCost, the dynamic table's size as HPACK counts it (RFC
-// 7541 §4.1, at most its current maximum), the open header block's bytes
-// (what hpack may keep of a field split across frames) and the values of
-// the request being decoded. It never exceeds about DecoderCost +
-// MaxTableSize + 6*MaxHeaderBlock.
+// Held is how many bytes the Decoder holds, for a caller that caps
+// memory: DecoderCost and the capacity of every buffer it allocated —
+// the dynamic table (its entries' bytes, at most its maximum size, and
+// 12 bytes an entry, at most one per 32 bytes of that size), the open
+// header block, and the names and values being decoded. Between header
+// blocks that is at most DecoderCost + 1.375*MaxTableSize + 4*keepCap;
+// while a block is decoded, at most about MaxTableSize + 5*MaxHeaderBlock
+// more. It never exceeds a limit set by SetLimit.
 func (d *Decoder) Held() int {
-	n := DecoderCost + int(d.tableMax) + cap(d.fields.buf)
-	if d.inBlock {
-		n += d.blockLen
-	}
-	return n
+	return DecoderCost + d.tab.held() + cap(d.block) + cap(d.name.b) + cap(d.val.b) + cap(d.fields.buf)
 }
+
+// SetLimit caps what Held may grow to: a buffer or table that would take
+// it past n gives the connection up instead (ErrMemory), before anything
+// is allocated. A new Decoder has no limit. The limit may change between
+// calls to Feed, and may be below what the Decoder holds already, which
+// it keeps.
+func (d *Decoder) SetLimit(n int) { d.limit = n }
 
 // Lost tells the Decoder that n bytes of the client's stream were lost
 // (a hole in the capture). Inside a frame that is being skipped (DATA

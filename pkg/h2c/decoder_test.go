@@ -3,8 +3,11 @@ package h2c
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -375,22 +378,142 @@ func TestLost(t *testing.T) {
 	}
 }
 
-func TestHeld(t *testing.T) {
-	d := NewDecoder(PriorKnowledge)
-	if d.Held() != DecoderCost+defaultTableSize {
-		t.Errorf("a new decoder holds %d", d.Held())
-	}
+// fullTable is a connection that raises the dynamic table to
+// MaxTableSize and fills it, then sends one request: per block, n
+// literal fields with incremental indexing, each a new name and value.
+func fullTable(conn, n int) []byte {
 	c := newClient()
 	c.enc.SetMaxDynamicTableSizeLimit(MaxTableSize)
 	c.enc.SetMaxDynamicTableSize(MaxTableSize)
+	stream := uint32(1)
+	for size := 0; size < 2*MaxTableSize; stream += 2 {
+		kv := get("full.example", fmt.Sprintf("/%d/%d", conn, stream))
+		for k := range n {
+			name, value := fmt.Sprintf("x-%d-%d", stream, k), fmt.Sprintf("%d.%d.%d", conn, stream, k)
+			kv = append(kv, name, value)
+			size += len(name) + len(value) + 32
+		}
+		c.request(stream, kv...)
+	}
+	return c.out.Bytes()
+}
+
+func TestHeld(t *testing.T) {
+	if s := unsafe.Sizeof(Decoder{}); s > DecoderCost {
+		t.Errorf("a Decoder is %d bytes, DecoderCost %d", s, DecoderCost)
+	}
+	d := NewDecoder(PriorKnowledge)
+	if d.Held() != DecoderCost {
+		t.Errorf("a new decoder holds %d", d.Held())
+	}
+	// Small entries: the most entries a table of MaxTableSize holds.
+	for _, n := range []int{1, 100} {
+		d := NewDecoder(PriorKnowledge)
+		if err := d.Feed(fullTable(0, n), func(*Request) {}); err != nil {
+			t.Fatal(err)
+		}
+		if d.tab.size < MaxTableSize*9/10 || d.tab.max != MaxTableSize {
+			t.Fatalf("%d a block: table of %d, max %d", n, d.tab.size, d.tab.max)
+		}
+		if h := d.Held(); h < DecoderCost+int(d.tab.size)-d.tab.n*entryOverhead || h > DecoderCost+MaxTableSize*11/8+4*keepCap {
+			t.Errorf("%d a block: a full table, %d entries, holds %d", n, d.tab.n, h)
+		}
+	}
+	c := newClient()
 	c.request(1, get("held.example", "/")...)
-	b := c.block(get("held.example", "/big")...)
+	b := blockOfSize(c, MaxHeaderBlock, "/big")
 	c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 3, BlockFragment: b[:len(b)-1]})
+	d = NewDecoder(PriorKnowledge)
 	if err := d.Feed(c.out.Bytes(), func(*Request) {}); err != nil {
 		t.Fatal(err)
 	}
-	// A table of 64 KiB, and a header block open.
-	if h := d.Held(); h < DecoderCost+MaxTableSize+len(b)-1 || h > DecoderCost+MaxTableSize+6*MaxHeaderBlock {
-		t.Errorf("holds %d", h)
+	// A header block open: held whole until it ends.
+	if h := d.Held(); h < DecoderCost+len(b)-1 || h > DecoderCost+MaxTableSize*11/8+MaxHeaderBlock+3*keepCap {
+		t.Errorf("holds %d with a block of %d open", h, len(b)-1)
+	}
+}
+
+// What Held counts is what the heap holds: 100 connections, each with a
+// dynamic table of 64 KiB full of small entries (what took hpack's table
+// to about 2.5 times its size).
+func TestHeldIsTheHeap(t *testing.T) {
+	const conns = 100
+	streams := make([][]byte, conns)
+	for i := range streams {
+		streams[i] = fullTable(i, 100)
+	}
+	var before, after runtime.MemStats
+	runtime.GC() // twice, to empty the pools' victim caches
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ds := make([]*Decoder, conns)
+	held := 0
+	for i := range ds {
+		ds[i] = NewDecoder(PriorKnowledge)
+		if err := ds[i].Feed(streams[i], func(*Request) {}); err != nil {
+			t.Fatal(err)
+		}
+		held += ds[i].Held()
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := int(after.HeapAlloc) - int(before.HeapAlloc)
+	t.Logf("%d decoders: Held %d KiB, heap %d KiB", conns, held>>10, heap>>10)
+	if heap > held*21/20+64<<10 {
+		t.Errorf("the heap grew by %d KiB, Held counts %d KiB", heap>>10, held>>10)
+	}
+	runtime.KeepAlive(ds)
+	runtime.KeepAlive(streams)
+}
+
+// SetLimit is reached and refused: the table, the header block and the
+// values stop growing at the limit, the connection is given up
+// (ErrMemory) and Held never passes it.
+func TestLimit(t *testing.T) {
+	c := newClient()
+	c.request(1, get("limit.example", "/small")...)
+	small := c.out.Len()
+	big := newClient()
+	writeBlock(big, 1, blockOfSize(big, 40000, "/big"))
+	for _, tt := range []struct {
+		name  string
+		data  []byte
+		limit int
+		want  int // requests
+	}{
+		{"table", fullTable(0, 10), 32 << 10, 1},
+		{"header block", big.out.Bytes(), 16 << 10, 0},
+		{"first request", c.out.Bytes()[:small], DecoderCost + 100, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, step := range []int{len(tt.data), 1000, 1} {
+				d := NewDecoder(PriorKnowledge)
+				d.SetLimit(tt.limit)
+				n, peak := 0, 0
+				var err error
+				for p := tt.data; len(p) > 0 && err == nil; p = p[min(step, len(p)):] {
+					err = d.Feed(p[:min(step, len(p))], func(*Request) { n++ })
+					peak = max(peak, d.Held())
+				}
+				if !errors.Is(err, ErrMemory) || peak > tt.limit || n < tt.want {
+					t.Errorf("in pieces of %d: %v, peak %d over a limit of %d, %d requests", step, err, peak, tt.limit, n)
+				}
+			}
+		})
+	}
+	// Without a limit, the same bytes decode.
+	d := NewDecoder(PriorKnowledge)
+	if err := d.Feed(fullTable(0, 10), func(*Request) {}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The static table is hpack's.
+func TestStaticTable(t *testing.T) {
+	for i, f := range staticTable {
+		hf, err := hpack.NewDecoder(4096, nil).DecodeFull([]byte{0x80 | byte(i+1)})
+		if err != nil || len(hf) != 1 || hf[0].Name != f[0] || hf[0].Value != f[1] {
+			t.Errorf("index %d: %q, hpack %v %v", i+1, f, hf, err)
+		}
 	}
 }

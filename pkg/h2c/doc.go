@@ -6,8 +6,12 @@
 // segments, in stream order). It checks the connection preface, then
 // walks the frames by their 9-byte headers. HEADERS frames (with their
 // PADDED and PRIORITY fields) and the CONTINUATION frames that follow
-// them until END_HEADERS carry a header block, which is decoded with
-// golang.org/x/net/http2/hpack keeping the connection's dynamic table.
+// them until END_HEADERS carry a header block, which is kept and decoded
+// whole when it ends, keeping the connection's dynamic table. The HPACK
+// decoder is this package's own (golang.org/x/net/http2/hpack decodes
+// only the Huffman codes): its table holds its entries' bytes in one
+// ring buffer, so that what a connection holds is known exactly (Held)
+// and can be capped (SetLimit).
 // Each header block that opens a new stream is one request: its :method,
 // :scheme, :authority (else the Host field) and :path are handed to the
 // caller. Every other frame, DATA above all, is skipped by its length and
@@ -45,12 +49,15 @@
 // server decoded it the way this decoder does. MaxTableSize is therefore
 // this package's own cap, on memory: 64 KiB, sixteen times the protocol's
 // default, larger than common servers advertise (nghttp2 and Go's
-// net/http use 4 KiB). A connection holds at most a dynamic table of
-// MaxTableSize, one partial header field (hpack keeps up to about twice
-// MaxHeaderBlock), and the request's pseudo-header values.
+// net/http use 4 KiB). A connection holds its dynamic table (at most
+// MaxTableSize of bytes and 12 bytes an entry), the open header block (at
+// most MaxHeaderBlock), the names and values decoded from it, and the
+// request's pseudo-header values; Held counts the capacity of each.
+// SetLimit caps it: growth past the limit gives the connection up
+// (ErrMemory) before anything is allocated.
 //
-// Allocation is per request, not per packet: hpack allocates a string per
-// literal header field decoded, and the dynamic table grows with what the
-// client indexes. Frames other than HEADERS and CONTINUATION allocate
-// nothing.
+// Allocation is per header block at most, not per packet: buffers are
+// kept from one block to the next (up to 4 KiB each), and the dynamic
+// table grows with what the client indexes, by doubling. Frames other
+// than HEADERS and CONTINUATION allocate nothing.
 package h2c

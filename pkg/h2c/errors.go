@@ -24,4 +24,7 @@ var (
 	// ErrLost is returned by Lost for bytes lost where they cannot be
 	// skipped: a frame header or a header block.
 	ErrLost = errors.New("h2c: bytes lost from the stream")
+	// ErrMemory is returned when the decoder would grow what it holds
+	// past the limit set by SetLimit.
+	ErrMemory = errors.New("h2c: memory limit reached")
 )

@@ -1,11 +1,5 @@
 package h2c
 
-import (
-	"fmt"
-
-	"golang.org/x/net/http2/hpack"
-)
-
 // The header fields a request is made of.
 const (
 	fMethod = iota
@@ -29,10 +23,11 @@ func (f *fields) reset() {
 	f.set = [numFields]bool{}
 }
 
-// add is hpack's emit function.
-func (f *fields) add(hf hpack.HeaderField) {
+// keep keeps value if name is one a Request reports and its first.
+func (d *Decoder) keep(name, value []byte) error {
+	f := &d.fields
 	var i int
-	switch hf.Name {
+	switch string(name) {
 	case ":method":
 		i = fMethod
 	case ":scheme":
@@ -44,15 +39,23 @@ func (f *fields) add(hf hpack.HeaderField) {
 	case "host":
 		i = fHost
 	default:
-		return
+		return nil
 	}
 	if f.set[i] {
-		return
+		return nil
+	}
+	if n := len(f.buf) + len(value); n > cap(f.buf) {
+		c := pow2(max(n, 128))
+		if err := d.reserve(c, cap(f.buf)); err != nil {
+			return err
+		}
+		f.buf = append(make([]byte, 0, c), f.buf...)
 	}
 	f.set[i] = true
 	from := len(f.buf)
-	f.buf = append(f.buf, hf.Value...)
+	f.buf = append(f.buf, value...)
 	f.span[i].from, f.span[i].to = int32(from), int32(len(f.buf))
+	return nil
 }
 
 func (f *fields) get(i int) []byte {
@@ -69,44 +72,4 @@ func (f *fields) done() {
 		f.buf = nil
 	}
 	f.reset()
-}
-
-// sizeScan reads the dynamic table size updates that may open a header
-// block (RFC 7541 §4.2), across fragments, to tell an update over
-// MaxTableSize from other HPACK errors, and to know the table's size.
-type sizeScan struct {
-	on, inInt bool
-	val       uint64
-	shift     uint
-}
-
-func (s *sizeScan) feed(p []byte, size *uint32) error {
-	for _, b := range p {
-		if !s.inInt {
-			if b&0xe0 != 0x20 { // not a size update: the scan is over
-				s.on = false
-				return nil
-			}
-			if b&0x1f < 0x1f { // a 5-bit value, below any cap
-				*size = uint32(b & 0x1f)
-				continue
-			}
-			s.inInt, s.val, s.shift = true, 0x1f, 0
-			continue
-		}
-		s.val += uint64(b&0x7f) << s.shift
-		if s.val > MaxTableSize {
-			return fmt.Errorf("%w: an update to more than %d bytes", ErrTableSize, MaxTableSize)
-		}
-		if b&0x80 == 0 {
-			s.inInt = false
-			*size = uint32(s.val)
-			continue
-		}
-		if s.shift += 7; s.shift > 56 { // hpack reports the overflow
-			s.on = false
-			return nil
-		}
-	}
-	return nil
 }
