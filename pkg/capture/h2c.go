@@ -16,7 +16,7 @@ type H2CStats struct {
 	FrameErrors uint64 // given up on framing that is not HTTP/2's (after the preface)
 	HPACKErrors uint64 // given up on a header block HPACK could not decode: the connection's table is lost
 	OverCap     uint64 // given up on a header block over h2c.MaxHeaderBlock or a table over h2c.MaxTableSize
-	Lost        uint64 // given up on bytes lost in a frame header or header block, or on the memory caps
+	Lost        uint64 // given up on bytes lost in a frame header or header block, or on the memory caps (the decoder's table and buffers count in them)
 }
 
 // h2Counts are what a parser has to count for H2CStats, collected by
@@ -46,8 +46,11 @@ func (p *reqParser) startH2C(start h2c.Start) {
 }
 
 // feedH2C decodes the client's HTTP/2 bytes; a connection given up is
-// skipped from then on.
+// skipped from then on. The decoder's table and buffers grow within the
+// parser's budget (the flow's and the total caps): past it the
+// connection is given up, counted as lost and as an overflow.
 func (p *reqParser) feedH2C(data []byte, emit func(*request)) {
+	p.h2.SetLimit(p.budget - cap(p.line) - cap(p.req))
 	err := p.h2.Feed(data, func(r *h2c.Request) {
 		p.r = request{h2: r, dest: p.req[:p.dest]}
 		emit(&p.r)
@@ -66,10 +69,15 @@ func (p *reqParser) stopH2C(err error) {
 		p.h2Counts |= h2OverCap
 	case errors.Is(err, h2c.ErrLost):
 		p.h2Counts |= h2Lost
+	case errors.Is(err, h2c.ErrMemory):
+		p.h2Counts |= h2Lost
+		p.overflows++
 	default:
 		p.h2Counts |= h2FrameError
 	}
-	p.h2 = nil
+	// The last request reported points into the decoder: both go, or
+	// the decoder's table would stay in memory, no longer counted.
+	p.h2, p.r.h2 = nil, nil
 	p.state = stSkip
 }
 

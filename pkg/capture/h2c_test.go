@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -246,5 +247,64 @@ func TestH2CHostileFieldsInURL(t *testing.T) {
 		if len(got) != 1 || got[0] != tc.want {
 			t.Errorf("%q %q %q: records %q, want [%q]", tc.scheme, tc.authority, tc.path, got, tc.want)
 		}
+	}
+}
+
+// The h2c decoders' tables and buffers count in the buffer cap: 64
+// connections each raising its HPACK table to 64 KiB and filling it would
+// hold 4 MiB; with MaxBuffer at 1 MiB the cap is reached, the decoders
+// that would pass it are refused (given up, counted as lost and as
+// overflows), and Buffered, which is what they hold, never passes it.
+func TestH2CTablesCountInTheCap(t *testing.T) {
+	const conns, capBytes = 64, 1 << 20
+	s := netip.MustParseAddrPort("192.0.2.1:8080")
+	var streams [conns][]byte
+	for i := range streams {
+		var hb bytes.Buffer
+		enc := hpack.NewEncoder(&hb)
+		enc.SetMaxDynamicTableSizeLimit(h2c.MaxTableSize)
+		enc.SetMaxDynamicTableSize(h2c.MaxTableSize)
+		b := []byte(h2c.Preface)
+		for stream, size := uint32(1), 0; size < 2*h2c.MaxTableSize; stream += 2 {
+			hb.Reset()
+			fs := [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", "h2.example"}, {":path", fmt.Sprintf("/%d/%d", i, stream)}}
+			for k := range 50 {
+				fs = append(fs, [2]string{fmt.Sprintf("x-%d-%d", stream, k), fmt.Sprintf("%d.%d", i, k)})
+			}
+			for _, f := range fs {
+				enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+				size += len(f[0]) + len(f[1]) + 32
+			}
+			b = append(b, h2cFrame(0x1, 0x4, stream, hb.Bytes())...)
+		}
+		streams[i] = b
+	}
+	reqs := 0
+	e := NewEngine(&Options{Assembler: AssemblerOptions{MaxBuffer: capBytes}}, func(*Request) { reqs++ })
+	peak := 0
+	for i, b := range streams {
+		c := netip.AddrPortFrom(netip.AddrFrom4([4]byte{198, 51, 100, byte(i)}), 40000)
+		e.Packet(&Packet{Data: frame(t, linkEth, tcpSeg{src: c, dst: s, seq: 100, syn: true}), Link: layers.LinkTypeEthernet})
+		for seq := uint32(0); len(b) > 0; {
+			k := min(len(b), 1400)
+			e.Packet(&Packet{Data: frame(t, linkEth, tcpSeg{src: c, dst: s, seq: 101 + seq, ack: true, payload: string(b[:k])}), Link: layers.LinkTypeEthernet})
+			seq += uint32(k)
+			b = b[k:]
+			peak = max(peak, e.asm.Buffered())
+		}
+	}
+	held := 0
+	for _, h := range e.asm.flows {
+		if h.parser != nil {
+			held += h.parser.h2Held()
+		}
+	}
+	st := e.Stats()
+	t.Logf("%d requests; peak buffered %d KiB, decoders hold %d KiB; h2c %+v, %d overflows", reqs, peak>>10, held>>10, st.H2C, st.Assembler.Overflows)
+	if peak > capBytes || held > capBytes {
+		t.Errorf("buffered %d at its peak, decoders hold %d: over the cap of %d", peak, held, capBytes)
+	}
+	if st.H2C.Connections != conns || st.H2C.Lost == 0 || st.H2C.Lost == conns || st.Assembler.Overflows < st.H2C.Lost || reqs == 0 {
+		t.Errorf("the cap was not reached and refused: %d requests, h2c %+v, %d overflows", reqs, st.H2C, st.Assembler.Overflows)
 	}
 }
