@@ -100,7 +100,9 @@ type Request struct {
 	Method   []byte // empty for TLS and QUIC
 	// URL is absolute: http://host[:port]/target; for a tunnel, host:port;
 	// for TLS and QUIC https://SNI[:port]/ (the port unless 443; the
-	// server's address when there is no SNI).
+	// server's address when there is no SNI). Reported by an Engine, URL
+	// and Method hold no control, U+2028, U+2029 or byte that is not
+	// UTF-8 (TextSafe).
 	URL []byte
 	// Encap is what the request's direction came through: the
 	// encapsulation of the last segment carrying data that the direction

@@ -68,6 +68,8 @@ type Engine struct {
 	seg    Segment
 	pkt    Packet
 	stats  Stats
+	safe   Request // a record made to hold to the text rule, and its text
+	text   []byte
 
 	panicked bool   // a panic was recovered from
 	panicAt  uint64 // stats.Packets at the last one
@@ -112,12 +114,24 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 }
 
 // record reports r, when its protocol is selected: every record of every
-// protocol goes through here, where it is counted.
+// protocol goes through here, where it is counted and held to the text
+// rule (text.go): a Method or URL holding what the rule forbids (which
+// each protocol's URL builder already keeps out) is reported with those
+// bytes percent-encoded, so that no record of any protocol can start a
+// line, a column or a terminal escape in the text it is written as.
 func (e *Engine) record(r *Request) {
 	if !e.protos.Has(r.Proto) {
 		return
 	}
 	e.stats.Records[r.Proto]++
+	if !TextSafe(r.URL) || !TextSafe(r.Method) {
+		e.text = AppendTextSafe(e.text[:0], r.Method)
+		m := len(e.text)
+		e.text = AppendTextSafe(e.text, r.URL)
+		e.safe = *r
+		e.safe.Method, e.safe.URL = e.text[:m:m], e.text[m:]
+		r = &e.safe
+	}
 	e.emit(r)
 }
 

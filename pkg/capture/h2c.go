@@ -150,16 +150,27 @@ func appendScheme(dst, scheme []byte) []byte {
 	return dst
 }
 
-// appendPath appends a request target as sent, its control bytes, spaces
-// and DEL percent-encoded.
+// appendPath appends a request target as sent, its spaces and the bytes
+// of each character the text rule forbids (controls, DEL, U+2028, U+2029,
+// bytes that are not UTF-8; see text.go) percent-encoded.
 func appendPath(dst, path []byte) []byte {
 	const hex = "0123456789ABCDEF"
-	for _, c := range path {
-		if c <= ' ' || c == 0x7f {
-			dst = append(dst, '%', hex[c>>4], hex[c&15])
+	for i := 0; i < len(path); {
+		c := path[i]
+		if c > ' ' && c < 0x7f {
+			dst = append(dst, c)
+			i++
 			continue
 		}
-		dst = append(dst, c)
+		n, forbidden := nextChar(path, i)
+		if forbidden || c == ' ' {
+			for _, c := range path[i : i+n] {
+				dst = append(dst, '%', hex[c>>4], hex[c&15])
+			}
+		} else {
+			dst = append(dst, path[i:i+n]...)
+		}
+		i += n
 	}
 	return dst
 }

@@ -13,26 +13,32 @@ import (
 //   - authority-form "h:443" (CONNECT): h:443, as sent, and the request is
 //     marked a tunnel;
 //   - asterisk-form "*" (OPTIONS): http://HOST*, as tshark shows it.
+//
+// The request line holds no control byte (the parser takes such a line as
+// junk), but the target may hold any other byte and the Host header any
+// byte but LF: the target's characters that the text rule forbids are
+// percent-encoded (appendPath), the Host is taken as a TLS server name
+// is (appendHostName: '_' for what would end the host or break a line).
 func appendURL(dst []byte, r *request, server netip.AddrPort) []byte {
 	t := r.target
 	if r.tunnel {
-		return append(dst, t...) // the authority a CONNECT opens, as sent
+		return appendPath(dst, t) // the authority a CONNECT opens, as sent
 	}
 	if hasScheme(t) {
-		return append(dst, t...)
+		return appendPath(dst, t)
 	}
 	dst = append(dst, "http://"...)
 	if len(t) > 0 && t[0] != '/' && t[0] != '*' {
-		return append(dst, t...) // authority-form
+		return appendPath(dst, t) // authority-form
 	}
 	if r.hasHost && len(r.host) > 0 {
-		dst = append(dst, r.host...)
+		dst = appendHostName(dst, r.host)
 	} else if len(r.dest) > 0 {
-		dst = append(dst, r.dest...) // the SOCKS destination
+		dst = append(dst, r.dest...) // the SOCKS destination, made a host name by setDest
 	} else {
 		dst = appendHostPort(dst, server)
 	}
-	return append(dst, t...)
+	return appendPath(dst, t)
 }
 
 func appendHostPort(dst []byte, ap netip.AddrPort) []byte {
@@ -58,13 +64,27 @@ func appendHTTPSURL(dst, name []byte, server netip.AddrPort) []byte {
 }
 
 // appendHostName appends a host name as sent, with the bytes that would
-// end the host in a URL (or are not printable) made '_'.
+// end the host in a URL (space, '/', '?', '#', '@') and each character
+// the text rule forbids (controls, U+2028, U+2029, bytes that are not
+// UTF-8; see text.go) made '_'.
 func appendHostName(dst, name []byte) []byte {
-	for _, c := range name {
-		if c <= ' ' || c == 0x7f || c == '/' || c == '?' || c == '#' || c == '@' {
-			c = '_'
+	for i := 0; i < len(name); {
+		c := name[i]
+		if c > ' ' && c < 0x7f {
+			if c == '/' || c == '?' || c == '#' || c == '@' {
+				c = '_'
+			}
+			dst = append(dst, c)
+			i++
+			continue
 		}
-		dst = append(dst, c)
+		n, forbidden := nextChar(name, i)
+		if forbidden || c == ' ' {
+			dst = append(dst, '_')
+		} else {
+			dst = append(dst, name[i:i+n]...)
+		}
+		i += n
 	}
 	return dst
 }
