@@ -269,7 +269,11 @@ func (l *Log) Close() error {
 	return l.err
 }
 
-// write counts a decided request and writes its record.
+// write counts a decided request and writes its record. The text formats
+// write the URL held to capture's text rule (what it forbids
+// percent-encoded: a no-op for the records of a capture.Engine, which
+// already are), JSON escapes the same characters: no record, whatever
+// made it, starts a line, a column or a terminal escape.
 func (l *Log) write(r *capture.Request, seen bool) {
 	if seen {
 		l.Counts.Dup++
@@ -285,14 +289,14 @@ func (l *Log) write(r *capture.Request, seen bool) {
 		if seen {
 			return
 		}
-		b = append(append(b, r.URL...), '\n')
+		b = append(capture.AppendTextSafe(b, r.URL), '\n')
 	case All:
 		if seen {
 			b = append(b, "dup\t"...)
 		} else {
 			b = append(b, "new\t"...)
 		}
-		b = append(b, r.URL...)
+		b = capture.AppendTextSafe(b, r.URL)
 		if r.Tunnel {
 			b = append(b, "\ttunnel"...)
 		}
@@ -396,7 +400,9 @@ func appendHello(b []byte, h *tlshello.Hello) []byte {
 }
 
 // appendJSONString appends s as a JSON string; bytes that are not UTF-8
-// become U+FFFD.
+// become U+FFFD. The controls (C0, DEL, C1) and U+2028 and U+2029 are
+// written as \u escapes, never raw: a line of JSON holds no character
+// that starts a line or a terminal escape, whatever the packet carried.
 func appendJSONString(b, s []byte) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
@@ -406,7 +412,7 @@ func appendJSONString(b, s []byte) []byte {
 			switch {
 			case c == '"' || c == '\\':
 				b = append(b, '\\', c)
-			case c < 0x20:
+			case c < 0x20 || c == 0x7f:
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
 			default:
 				b = append(b, c)
@@ -415,9 +421,12 @@ func appendJSONString(b, s []byte) []byte {
 			continue
 		}
 		r, n := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && n == 1 {
+		switch {
+		case r == utf8.RuneError && n == 1:
 			b = append(b, `\ufffd`...)
-		} else {
+		case r <= 0x9f, r == 0x2028, r == 0x2029:
+			b = append(b, '\\', 'u', hex[r>>12], hex[r>>8&15], hex[r>>4&15], hex[r&15])
+		default:
 			b = append(b, s[i:i+n]...)
 		}
 		i += n

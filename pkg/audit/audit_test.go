@@ -43,13 +43,15 @@ func requests() []*capture.Request {
 	return rs
 }
 
+// The text formats; a URL's control and non-UTF-8 bytes are written
+// percent-encoded (capture's text rule), never raw.
 func TestFormats(t *testing.T) {
 	tests := []struct {
 		format audit.Format
 		want   string
 	}{
-		{audit.NewURLs, "http://a.example/x\nhttp://b.example/\"q\"\x01\xff\n"},
-		{audit.All, "new\thttp://a.example/x\ndup\tHTTP://A.EXAMPLE:80/x\nnew\thttp://b.example/\"q\"\x01\xff\n"},
+		{audit.NewURLs, "http://a.example/x\nhttp://b.example/\"q\"%01%FF\n"},
+		{audit.All, "new\thttp://a.example/x\ndup\tHTTP://A.EXAMPLE:80/x\nnew\thttp://b.example/\"q\"%01%FF\n"},
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer
