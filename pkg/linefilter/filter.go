@@ -78,11 +78,17 @@ type Filter struct {
 	Stats Stats
 
 	blocks []*block
-	seen   [batchSize]bool
+	seen   [BatchSize]bool
 }
 
+// BatchSize is how many URLs are decided at once. It bounds what a process
+// killed mid-run (SIGKILL) can cost: when w has a Flush method, each
+// batch's lines are flushed before the next batch is decided, so only the
+// batch in flight (with a remote state, the InFlight batches in flight)
+// can have been decided, its URLs recorded as seen, without being written.
+const BatchSize = 1024
+
 const (
-	batchSize = 1024
 	blockSize = 1 << 20
 	nblocks   = 3 // one being read, one being decided, one spare
 )
@@ -91,8 +97,10 @@ type flusher interface{ Flush() error }
 
 // Run reads r to its end (or until ctx is done), writing the chosen lines
 // to w. name is used in warnings ("-" for standard input). When w has a
-// Flush method, Run calls it whenever r has no more data for the moment, so
-// that a filter in a pipeline answers as lines arrive.
+// Flush method, Run calls it after writing each batch's lines, before the
+// next batch is decided (see BatchSize), and so also whenever r has no more
+// data for the moment, so that a filter in a pipeline answers as lines
+// arrive.
 //
 // When ctx is done, Run returns its error at once, even while a Read of r
 // is blocked (an idle pipe or terminal): what was decided is written, and
@@ -161,8 +169,8 @@ func (f *Filter) allocBlocks(maxLine, n int) {
 // decide tests and sets the block's signatures a batch at a time and
 // writes the chosen lines.
 func (f *Filter) decide(ctx context.Context, w io.Writer, b *block) error {
-	for start := 0; start < len(b.sigs); start += batchSize {
-		end := min(start+batchSize, len(b.sigs))
+	for start := 0; start < len(b.sigs); start += BatchSize {
+		end := min(start+BatchSize, len(b.sigs))
 		sigs, seen := b.sigs[start:end], f.seen[:end-start]
 		if err := f.State.Decide(ctx, sigs, seen, f.DryRun); err != nil {
 			// Nothing of this batch is written: nothing was decided.
@@ -178,8 +186,18 @@ func (f *Filter) decide(ctx context.Context, w io.Writer, b *block) error {
 				return err
 			}
 		}
+		// Written before the next batch is decided: a kill costs at most
+		// this batch's output.
+		if err := flush(w); err != nil {
+			return err
+		}
 	}
-	if fl, ok := w.(flusher); ok && b.drained {
+	return nil
+}
+
+// flush flushes w if it has a Flush method.
+func flush(w io.Writer) error {
+	if fl, ok := w.(flusher); ok {
 		return fl.Flush()
 	}
 	return nil
@@ -213,6 +231,9 @@ func (f *Filter) runWindow(ctx context.Context, w io.Writer, rd *reader, inFligh
 				return err
 			}
 		}
+		if err := flush(w); err != nil { // before another batch is sent
+			return err
+		}
 		if b := sp.b; sp.end == len(b.sigs) && !b.last && b.err == nil {
 			rd.free <- b
 		}
@@ -231,23 +252,18 @@ func (f *Filter) runWindow(ctx context.Context, w io.Writer, rd *reader, inFligh
 			b.seen = make([]bool, len(b.sigs))
 		}
 		b.seen = b.seen[:len(b.sigs)]
-		for start := 0; start < len(b.sigs); start += batchSize {
+		for start := 0; start < len(b.sigs); start += BatchSize {
 			if win.Full() {
 				if err := recv(); err != nil {
 					return err
 				}
 			}
-			end := min(start+batchSize, len(b.sigs))
+			end := min(start+BatchSize, len(b.sigs))
 			win.Send(b.sigs[start:end], b.seen[start:end], span{b, start, end})
 		}
 		if drained || final {
 			for win.Len() > 0 {
-				if err := recv(); err != nil {
-					return err
-				}
-			}
-			if fl, ok := w.(flusher); ok && drained {
-				if err := fl.Flush(); err != nil {
+				if err := recv(); err != nil { // each flushed
 					return err
 				}
 			}
