@@ -103,11 +103,31 @@ succeeds; with other settings it fails.`,
   urldedupd --dir /tmp/dsbf init --layout dsbf --size 64MiB --children 3 --fmax 0.01`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := explicitZeros(cmd.Flags()); err != nil {
+				return err
+			}
 			return runInit(cmd.Context(), g, o, cmd.OutOrStdout())
 		},
 	}
 	o.AddFlags(cmd.Flags())
 	return cmd
+}
+
+// filterRanges are the Bloom family's parameters and what each takes.
+var filterRanges = map[string]string{
+	"k": "1 to 32 (bloom at most 10, mdbf at least 2)", "groups": "1 to 256", "v1-bits": "a multiple of 64·k",
+	"children": "2 to 16", "fmax": "a chance in (0, 1)", "false-dup": "a chance in (0, 1)",
+}
+
+// explicitZeros refuses a parameter given as 0: inside, zero means "not
+// given, take the default", so --groups 0 would otherwise quietly become 4.
+func explicitZeros(fs *pflag.FlagSet) error {
+	for _, name := range []string{"k", "groups", "v1-bits", "children", "fmax", "false-dup"} {
+		if f := fs.Lookup(name); f.Changed && f.Value.String() == "0" {
+			return usageError(fmt.Errorf("--%s 0: want %s (leave it out for the default)", name, filterRanges[name]))
+		}
+	}
+	return nil
 }
 
 // request turns the flags into what the new state is asked to be.

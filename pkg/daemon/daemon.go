@@ -155,7 +155,7 @@ func (d *Daemon) open() error {
 }
 
 // Check reports a configuration that can never work: a Listen that is not
-// host:port, a non-loopback one without AllowRemote and Token, a Socket
+// host:port with a port number or service name, a non-loopback one without AllowRemote and Token, a Socket
 // path too long. New calls it first; a caller may call it before opening
 // anything else.
 func (c *Config) Check() error {
@@ -171,7 +171,11 @@ func (c *Config) Check() error {
 }
 
 func checkListen(cfg *Config) error {
-	host, _, err := net.SplitHostPort(cfg.Listen)
+	host, port, err := net.SplitHostPort(cfg.Listen)
+	if err == nil {
+		// A number, or a service named in /etc/services: no network asked.
+		_, err = net.DefaultResolver.LookupPort(context.Background(), "tcp", port)
+	}
 	if err != nil {
 		return fmt.Errorf("daemon: listen %q: %w", cfg.Listen, err)
 	}
