@@ -27,6 +27,11 @@ type scratch struct {
 	byLeaf  [signature.Shards][]int     // DSBF: pending indexes by leaf
 	pos     []uint64                    // DSBF: one URL's positions
 	arena   []any                       // DSBF: the arguments of a round's commands
+	incr    [signature.Shards]uint64    // DSBF: URLs stored per leaf, not yet counted there
+	grant   [signature.Shards]uint64    // DSBF: room leased per leaf, not yet used
+	refund  [signature.Shards]uint64    // DSBF: leases to give back per leaf
+	full    [signature.Shards]bool      // DSBF: leaves whose room is all leased: set their flag
+	short   [signature.Shards]bool      // DSBF: leaves whose last lease came back short
 }
 
 // Decide tests and sets (or with dryRun only tests) every signature's bit,

@@ -63,22 +63,24 @@ type Options struct {
 
 // Redis is a bitmap in Redis. It is safe for concurrent use.
 type Redis struct {
-	c        redis.UniversalClient
-	prefix   string
-	keys     [signature.Shards]string
-	meta     format.Meta
-	onError  OnError
-	timeout  time.Duration
-	replicas int
-	cluster  *redis.ClusterClient // when c is a cluster
-	scratch  sync.Pool            // *scratch
-	assumed  atomic.Uint64
-	keyed    *keyed.Redis // Keyed layout: the decide script on the same keys
-	geo      keyed.Geometry
-	full     atomic.Uint64                   // Keyed: answered new, not stored (both buckets full)
-	tree     *bloomlayout.Tree               // DSBF layout: the leaves are the shard keys
-	split    [signature.Shards]atomic.Bool   // DSBF: leaves seen split (for ever)
-	count    [signature.Shards]atomic.Uint64 // DSBF: each leaf's count, as last known here
+	c         redis.UniversalClient
+	prefix    string
+	keys      [signature.Shards]string
+	leaseKeys [signature.Shards]string // DSBF: the room leased from each leaf
+	meta      format.Meta
+	onError   OnError
+	timeout   time.Duration
+	replicas  int
+	cluster   *redis.ClusterClient // when c is a cluster
+	scratch   sync.Pool            // *scratch
+	assumed   atomic.Uint64
+	keyed     *keyed.Redis // Keyed layout: the decide script on the same keys
+	geo       keyed.Geometry
+	full      atomic.Uint64                   // Keyed: answered new, not stored (both buckets full)
+	tree      *bloomlayout.Tree               // DSBF layout: the leaves are the shard keys
+	split     [signature.Shards]atomic.Bool   // DSBF: leaves seen split (for ever)
+	count     [signature.Shards]atomic.Uint64 // DSBF: each leaf's count, as last known here
+	pool      [signature.Shards]atomic.Uint64 // DSBF: room leased from each leaf and not used
 }
 
 // Open connects to addr (redis://[user:pass@]host:port[/db] or
@@ -104,6 +106,7 @@ func Open(ctx context.Context, addr string, opts *Options) (*Redis, error) {
 	}
 	for i := range r.keys {
 		r.keys[i] = r.prefix + ":" + format.ShardName(i)
+		r.leaseKeys[i] = r.prefix + ":lease:" + format.ShardName(i)
 	}
 	attempts := opts.Attempts
 	if attempts <= 0 {
@@ -331,5 +334,11 @@ func (r *Redis) Fill(ctx context.Context) (bitcheck.Fill, error) {
 // String names the backend for messages: its address without password.
 func (r *Redis) String() string { return "redis " + r.prefix }
 
-// Close closes the connections.
-func (r *Redis) Close() error { return r.c.Close() }
+// Close gives back the room this process leased from a DSBF's leaves and
+// did not use, and closes the connections.
+func (r *Redis) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	err := r.giveBack(ctx)
+	return errors.Join(err, r.c.Close())
+}

@@ -24,7 +24,7 @@ import (
 type pipes struct {
 	r     *Redis
 	list  []*nodePipe
-	shard map[int]*nodePipe // cluster: by shard key, this attempt
+	byKey map[string]*nodePipe // cluster: by key, this attempt
 	node  map[*redis.Client]*nodePipe
 }
 
@@ -46,18 +46,23 @@ func (r *Redis) pipes() *pipes {
 // of returns the pipeline of the master that holds shard key i, or an
 // error when no master is known for its slot (nothing was sent).
 func (p *pipes) of(ctx context.Context, i int) (*nodePipe, error) {
+	return p.ofKey(ctx, p.r.keys[i])
+}
+
+// ofKey returns the pipeline of the master that holds key.
+func (p *pipes) ofKey(ctx context.Context, key string) (*nodePipe, error) {
 	if p.r.cluster == nil {
 		return p.list[0], nil
 	}
-	if np := p.shard[i]; np != nil {
+	if np := p.byKey[key]; np != nil {
 		return np, nil
 	}
-	m, err := p.r.cluster.MasterForKey(ctx, p.r.keys[i])
+	m, err := p.r.cluster.MasterForKey(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	if p.node == nil {
-		p.shard, p.node = map[int]*nodePipe{}, map[*redis.Client]*nodePipe{}
+		p.byKey, p.node = map[string]*nodePipe{}, map[*redis.Client]*nodePipe{}
 	}
 	np := p.node[m]
 	if np == nil {
@@ -65,7 +70,7 @@ func (p *pipes) of(ctx context.Context, i int) (*nodePipe, error) {
 		p.node[m] = np
 		p.list = append(p.list, np)
 	}
-	p.shard[i] = np
+	p.byKey[key] = np
 	return np, nil
 }
 

@@ -2,7 +2,6 @@ package redisstate
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,37 +13,48 @@ import (
 	"github.com/urldedupd/urldedupd/pkg/format"
 )
 
-// maxRounds bounds the rounds of one batch: a tree of 256 leaves is at
-// most 8 deep (c ≥ 2), every round decides a URL or sends it one level
-// down, and the rest are rounds for commands that provably did not run,
-// sent again within the batch's timeout.
+// maxRounds bounds the rounds of one batch, beyond one a URL: a tree of
+// 256 leaves is at most 8 deep (c ≥ 2), a leaf near its bound takes a few
+// more, and every round decides a URL, sends one to a child, leases room
+// or counts, but for commands that provably did not run, sent again within
+// the batch's timeout.
 const maxRounds = 64
 
-//go:embed tree.lua
-var treeLua string
-
-// treeScript decides URLs at one live leaf: see tree.lua.
-var treeScript = redis.NewScript(treeLua)
-
-// Answers of treeScript, per URL.
-const (
-	leafHeld   = 0 // all its bits were set: a duplicate
-	leafStored = 1 // stored: new
-	leafDown   = 2 // not held by a split leaf: decided in its child
-)
-
 // decideTree decides sc's pending signatures on a DSBF whose leaves are
-// keys, in rounds, each one pipeline per node. A leaf not known to have
-// split decides its URLs by one atomic script (tree.lua) that reads the
-// leaf's split flag and count, tests and sets each URL's bits in order,
-// counts those it stores and sets the flag after the URL that reaches the
-// leaf's bound, exactly as a state directory's leaf does under its batch
-// lock; so the bound holds whatever the number of writers, and a URL
-// arriving after the split goes on to its child. URLs at a leaf known to
-// have split (the flag is never cleared) are read only (BITFIELD_RO): a
-// URL whose bits are all set is a duplicate, any other goes on to its
-// child. A dry run reads every leaf, with its flag (GETRANGE) in the same
-// pipeline.
+// keys, in rounds, each one pipeline per node. No script: one BITFIELD per
+// leaf and round does what the leaf needs, atomically, in order:
+//
+//   - INCRBY of the leaf's count by the URLs this process stored in it in
+//     earlier rounds (its answer is the count, which every process learns
+//     this way);
+//   - GET of the split flag, then SET of each sent URL's bits, which
+//     returns the old bits: with the flag clear, a URL whose bits were all
+//     set is a duplicate and any other is new, decided by this one atomic
+//     command. With the flag set (the leaf split before this command, and
+//     this process had not yet seen it), a URL whose bits were all set is
+//     a duplicate, and any other goes on to its child: it was not in the
+//     leaf, and is decided there. Its bits, set in the split leaf, only
+//     make that leaf answer "present" for it, which its decision in the
+//     child will bear out (once, as always);
+//   - SET of the split flag, once the leaf's room is all leased.
+//
+// Room is leased: a URL is sent to a leaf that can split only under a
+// lease of one URL of room, taken from "<prefix>:lease:<leaf>" by INCRBY
+// (the leases given out, which never pass the leaf's bound: what a lease
+// asked beyond it is given back). A lease a URL did not use (it was a
+// duplicate, or went on to a child) is given back by the next INCRBY. So
+// the URLs stored in a leaf never pass its bound, whatever the number of
+// writers; when a lease gets no room the leaf is full, and the process
+// sets its split flag. The URLs without room are read (BITFIELD_RO) in the
+// same pipeline as their lease, after the leaf's BITFIELD: those it holds
+// are duplicates at once, the rest wait for room or, once the flag is set,
+// go on to their child.
+//
+// URLs at a leaf known to have split (the flag is never cleared) are read
+// only: a URL whose bits are all set is a duplicate, any other goes on to
+// its child. A dry run reads every leaf, with its flag (GETRANGE) in the
+// same pipeline. A batch ends when its URLs are decided and its counts and
+// unused leases are given back.
 func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error {
 	t := r.tree
 	if cap(sc.slot) < len(sc.sub) {
@@ -54,9 +64,24 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 	for _, ki := range sc.pending {
 		sc.slot[ki] = t.First(uint64(sc.sub[ki]))
 	}
+	clear(sc.incr[:])
+	clear(sc.grant[:])
+	clear(sc.refund[:])
+	clear(sc.full[:])
+	clear(sc.short[:])
+	owed := func(s int) bool { return sc.incr[s] > 0 || sc.refund[s] > 0 || sc.full[s] }
 	wait := 20 * time.Millisecond
-	for round := 0; len(sc.pending) > 0; round++ {
-		if round == maxRounds {
+	for round := 0; ; round++ {
+		if len(sc.pending) == 0 && !slices.ContainsFunc(sc.incr[:], func(n uint64) bool { return n > 0 }) &&
+			!slices.ContainsFunc(sc.refund[:], func(n uint64) bool { return n > 0 }) && !slices.Contains(sc.full[:], true) {
+			for s, n := range sc.grant {
+				if n > 0 && !r.split[s].Load() {
+					r.pool[s].Add(n) // room this process holds, for its next batches
+				}
+			}
+			return nil
+		}
+		if round == maxRounds+len(sc.sub) {
 			return fmt.Errorf("%w: %d URLs not decided in %d rounds", ErrUnavailable, len(sc.pending), round)
 		}
 		for s := range sc.byLeaf {
@@ -72,15 +97,15 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 		next := sc.next[:0]
 		var retry error
 		for s, ks := range sc.byLeaf {
-			if len(ks) == 0 {
+			if len(ks) == 0 && (dryRun || !owed(s)) {
 				continue
 			}
-			np, err := ps.of(ctx, s)
-			if err != nil { // no master known for the slot: nothing sent
+			c, err := r.leafCall(ctx, ps, sc, s, dryRun)
+			if err != nil { // no master known for a slot: nothing sent
 				next, retry = append(next, ks...), err
 				continue
 			}
-			calls = append(calls, r.leafCall(ctx, np.pipe, sc, s, dryRun))
+			calls = append(calls, c)
 		}
 		ps.exec(ctx, 0, r.timeout)
 		for _, c := range calls {
@@ -96,11 +121,6 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 		if r.cluster != nil {
 			r.cluster.ReloadState(ctx)
 		}
-		if redis.HasErrorPrefix(retry, "NOSCRIPT") {
-			if err := treeScript.Load(ctx, r.c).Err(); err != nil {
-				return fmt.Errorf("%w: load script: %v", ErrUnavailable, err)
-			}
-		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%w: %d URLs not decided within %v: %v", ErrUnavailable, len(sc.pending), r.timeout, retry)
@@ -108,22 +128,26 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 		}
 		wait = min(2*wait, time.Second)
 	}
-	return nil
 }
 
-// leafCall is one leaf's command of a round.
+// leafCall is one leaf's commands of a round.
 type leafCall struct {
 	leaf  int
 	dry   bool
-	write *redis.Cmd         // treeScript on a live leaf
-	read  *redis.IntSliceCmd // BITFIELD_RO: the bits of the leaf's URLs
+	write *redis.IntSliceCmd // BITFIELD: [INCRBY count] [GET flag, SET bits of sent URLs] [SET flag]
+	incr  uint64             // the INCRBY's increment (0: none)
+	flag  bool               // write sets the split flag
+	sent  int                // URLs (the first of the leaf's) whose bits write sets
+	read  *redis.IntSliceCmd // BITFIELD_RO: the bits of the leaf's URLs from sent on
 	head  *redis.StringCmd   // a dry run's read of the split flag
+	lease *redis.IntCmd      // INCRBY of the leases: want, less what is given back
+	want  uint64             // room asked
+	back  uint64             // leases given back
 }
 
 // Offsets of a DSBF leaf's header fields, in bits, most significant first
 // as BITFIELD counts them: the split flag is byte 7, the count the low 63
 // bits of bytes 8–15 (big-endian, as the state directory has them).
-// tree.lua has them too.
 const (
 	flagOffset  = 56
 	countOffset = 65
@@ -137,54 +161,111 @@ func redisOffset(p uint64) uint64 {
 	return b&^7 | (7 - b&7)
 }
 
-// appendBits appends the offsets of every bit of the URLs ks, each
-// preceded by "GET", "u1" when get is set.
-func (r *Redis) appendBits(args []any, sc *scratch, ks []int, get bool) []any {
+// appendBits appends op ("SET" or "GET") of every bit of the URLs ks.
+func (r *Redis) appendBits(args []any, sc *scratch, ks []int, op string) []any {
 	for _, ki := range ks {
 		sc.pos = r.tree.Positions(sc.pos[:0], uint64(sc.sub[ki]))
 		for _, p := range sc.pos {
-			if get {
-				args = append(args, "GET", "u1", redisOffset(p))
+			if op == "SET" {
+				args = append(args, "SET", "u1", redisOffset(p), 1)
 			} else {
-				args = append(args, redisOffset(p))
+				args = append(args, "GET", "u1", redisOffset(p))
 			}
 		}
 	}
 	return args
 }
 
-// leafCall queues leaf s's command for this round.
-func (r *Redis) leafCall(ctx context.Context, pipe redis.Pipeliner, sc *scratch, s int, dryRun bool) leafCall {
+// leafCall queues leaf s's commands for this round.
+func (r *Redis) leafCall(ctx context.Context, ps *pipes, sc *scratch, s int, dryRun bool) (leafCall, error) {
+	t := r.tree
 	ks := sc.byLeaf[s]
 	c := leafCall{leaf: s, dry: dryRun}
-	split := r.split[s].Load()
-	start := len(sc.arena)
-	if !dryRun && !split {
-		limit, can := r.tree.Limit(s)
-		if !can {
-			limit = 0
+	np, err := ps.of(ctx, s)
+	if err != nil {
+		return c, err
+	}
+	var lp *nodePipe // the lease key's node
+	limit, can := t.Limit(s)
+	if !dryRun && can && (len(ks) > 0 || sc.refund[s] > 0) {
+		if lp, err = ps.ofKey(ctx, r.leaseKeys[s]); err != nil {
+			return c, err
 		}
-		args := append(sc.arena, "EVALSHA", treeScript.Hash(), 1, r.keys[s], limit, r.tree.K())
-		args = r.appendBits(args, sc, ks, false)
+	}
+	split := r.split[s].Load()
+	if split {
+		sc.full[s] = false // split by another: nothing to set
+	}
+	if !dryRun {
+		start := len(sc.arena)
+		args := append(sc.arena, "BITFIELD", r.keys[s])
+		if c.incr = sc.incr[s]; c.incr > 0 {
+			sc.incr[s] = 0
+			args = append(args, "INCRBY", "u63", countOffset, c.incr)
+		}
+		if !split && len(ks) > 0 {
+			c.sent = len(ks)
+			if can {
+				if need := uint64(c.sent); sc.grant[s] < need {
+					sc.grant[s] += r.take(s, need-sc.grant[s])
+				}
+				c.sent = min(c.sent, int(sc.grant[s]))
+				sc.grant[s] -= uint64(c.sent)
+			}
+			if c.sent > 0 {
+				args = append(args, "GET", "u8", flagOffset)
+				args = r.appendBits(args, sc, ks[:c.sent], "SET")
+			}
+		}
+		if !split && sc.full[s] {
+			args = append(args, "SET", "u8", flagOffset, 1)
+			c.flag = true
+		}
 		sc.arena = args
-		c.write = redis.NewCmd(ctx, args[start:len(args):len(args)]...)
-		_ = pipe.Process(ctx, c.write)
-		return c
+		if len(args) > start+2 {
+			c.write = redis.NewIntSliceCmd(ctx, args[start:len(args):len(args)]...)
+			_ = np.pipe.Process(ctx, c.write)
+		}
 	}
-	args := r.appendBits(append(sc.arena, "BITFIELD_RO", r.keys[s]), sc, ks, true)
-	sc.arena = args
-	c.read = redis.NewIntSliceCmd(ctx, args[start:len(args):len(args)]...)
-	_ = pipe.Process(ctx, c.read)
-	if dryRun && !split {
-		c.head = pipe.GetRange(ctx, r.keys[s], 0, 7)
+	// URLs without room are read where the leaf is full (their flag
+	// is set this round, or their lease came back short), so that those it
+	// holds are duplicates at once and the rest go on once it is split;
+	// elsewhere they wait for the room they asked for.
+	if len(ks) > c.sent && (dryRun || split || c.flag || sc.short[s] || !can) {
+		start := len(sc.arena)
+		args := r.appendBits(append(sc.arena, "BITFIELD_RO", r.keys[s]), sc, ks[c.sent:], "GET")
+		sc.arena = args
+		c.read = redis.NewIntSliceCmd(ctx, args[start:len(args):len(args)]...)
+		_ = np.pipe.Process(ctx, c.read)
+		if dryRun && !split {
+			c.head = np.pipe.GetRange(ctx, r.keys[s], 0, 7)
+		}
 	}
-	return c
+	if lp != nil {
+		if n := uint64(len(ks) - c.sent); n > 0 && !split && !c.flag && !sc.full[s] {
+			// Up to as much again for the process's next batches (fewer
+			// rounds), but no more than a 64th of the room the leaf had
+			// when last heard of, so that room held by writers that do
+			// not use it splits a leaf little short of its bound; never
+			// more than that room, so that little is asked past the bound
+			// and given back (room asked and not yet given back looks
+			// taken to others); at least one, to learn whether it is full.
+			room := limit - min(limit, r.count[s].Load())
+			c.want = max(min(n+min(n, room/64), room), 1)
+		}
+		c.back = sc.refund[s]
+		sc.refund[s] = 0
+		if c.want > 0 || c.back > 0 {
+			c.lease = lp.pipe.IncrBy(ctx, r.leaseKeys[s], int64(c.want)-int64(c.back))
+		}
+	}
+	return c, nil
 }
 
-// leafAnswers records the answers of one leaf's command, appending to
-// next the URLs left for the next round (those sent on to a child). A
-// command that provably did not run leaves its URLs for the next round,
-// and is returned as retry.
+// leafAnswers records the answers of one leaf's commands, appending to
+// next the URLs left for the next round (those not sent, and those sent
+// on to a child). Commands that provably did not run leave their URLs,
+// counts and leases for the next round, and are returned as retry.
 func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([]int, error, error) {
 	t := r.tree
 	k := t.K()
@@ -193,45 +274,96 @@ func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([
 	leafErr := func(e error) error {
 		return fmt.Errorf("%w: leaf %s: %v (the batch may have been partly applied)", ErrUnavailable, format.ShardName(s), e)
 	}
+	allSet := func(bits []int64) bool { return !slices.Contains(bits, 0) }
+	unsent := ks[c.sent:]
+	wrote := true
 	if c.write != nil {
 		if e := c.write.Err(); e != nil {
 			if !notRun(e) {
 				return next, retry, leafErr(e)
 			}
-			return append(next, ks...), e, nil
-		}
-		vals, e := c.write.Int64Slice()
-		if e != nil {
-			return next, retry, leafErr(e)
-		}
-		if len(vals) != 2+len(ks) {
-			return next, retry, leafErr(fmt.Errorf("%d answers for %d URLs", len(vals)-2, len(ks)))
-		}
-		r.learnCount(s, uint64(max(vals[0], 0)))
-		if vals[1] != 0 {
-			r.split[s].Store(true)
-		}
-		for j, ki := range ks {
-			switch vals[2+j] {
-			case leafHeld:
-				sc.ans[ki] = 1
-			case leafStored:
-				sc.ans[ki] = 0
-			case leafDown:
-				sc.slot[ki] = t.Child(s, uint64(sc.sub[ki]))
-				next = append(next, ki)
-			default:
-				return next, retry, leafErr(fmt.Errorf("answer %d", vals[2+j]))
+			sc.incr[s] += c.incr
+			sc.grant[s] += uint64(c.sent)
+			next, retry, wrote = append(next, ks[:c.sent]...), e, false
+		} else {
+			vals := c.write.Val()
+			want := len(vals)
+			if c.incr > 0 {
+				want--
+				n := uint64(max(vals[0], 0))
+				r.learnCount(s, n)
+				if limit, can := t.Limit(s); can && n >= limit && !r.split[s].Load() {
+					sc.full[s] = true // its room is all stored: split it, as a directory's leaf after its last URL
+				}
+				vals = vals[1:]
+			}
+			if c.flag {
+				want--
+				r.split[s].Store(true)
+				sc.full[s] = false
+			}
+			if c.sent > 0 {
+				if want != 1+c.sent*k {
+					return next, retry, leafErr(fmt.Errorf("%d answers for %d URLs", want, c.sent))
+				}
+				splitBefore := t.Split(s, vals[0] != 0)
+				if splitBefore {
+					r.split[s].Store(true)
+				}
+				var stored uint64
+				for j, ki := range ks[:c.sent] {
+					switch {
+					case allSet(vals[1+j*k : 1+(j+1)*k]):
+						sc.ans[ki] = 1
+					case splitBefore: // not in the leaf: decided in its child
+						sc.slot[ki] = t.Child(s, uint64(sc.sub[ki]))
+						next = append(next, ki)
+					default:
+						sc.ans[ki] = 0
+						stored++
+					}
+				}
+				if _, can := t.Limit(s); can && !splitBefore {
+					sc.grant[s] += uint64(c.sent) - stored // room not used: the next URL's
+				}
+				sc.incr[s] += stored
+				r.count[s].Add(stored)
 			}
 		}
-		return next, retry, nil
 	}
-	if e := c.read.Err(); e != nil {
-		if !notRun(e) {
+	if c.lease != nil {
+		if e := c.lease.Err(); e != nil {
+			if !notRun(e) {
+				return next, retry, leafErr(e)
+			}
+			sc.refund[s] += c.back
+			retry = e
+		} else {
+			limit, _ := t.Limit(s)
+			given := uint64(max(c.lease.Val(), 0)) // leases out, with ours
+			before := given - min(given, c.want)   // before our ask, after our give-back
+			granted := min(c.want, limit-min(limit, before))
+			sc.grant[s] += granted
+			sc.refund[s] += c.want - granted // asked past the bound: given back
+			sc.short[s] = granted < c.want
+			if c.want > 0 && granted == 0 {
+				sc.full[s] = true // every URL of room is leased: split it
+			}
+		}
+	}
+	if c.read == nil {
+		return append(next, unsent...), retry, nil
+	}
+	if e := c.read.Err(); e != nil || !wrote {
+		if e != nil && !notRun(e) {
 			return next, retry, leafErr(e)
 		}
-		return append(next, ks...), e, nil
+		if e != nil {
+			retry = e
+		}
+		return append(next, unsent...), retry, nil
 	}
+	// The read ran after this round's write: a flag set then is set for it.
 	split := r.split[s].Load()
 	if c.head != nil {
 		h, e := c.head.Bytes()
@@ -241,21 +373,67 @@ func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([
 		split = t.Split(s, slices.ContainsFunc(h, func(b byte) bool { return b != 0 }))
 	}
 	bits := c.read.Val()
-	if len(bits) != k*len(ks) {
-		return next, retry, leafErr(fmt.Errorf("%d bits read for %d URLs", len(bits), len(ks)))
+	if len(bits) != k*len(unsent) {
+		return next, retry, leafErr(fmt.Errorf("%d bits read for %d URLs", len(bits), len(unsent)))
 	}
-	for j, ki := range ks {
+	for j, ki := range unsent {
 		switch {
-		case !slices.Contains(bits[j*k:(j+1)*k], 0):
+		case allSet(bits[j*k : (j+1)*k]):
 			sc.ans[ki] = 1
 		case split:
 			sc.slot[ki] = t.Child(s, uint64(sc.sub[ki]))
 			next = append(next, ki)
-		default: // a dry run at a live leaf
+		case c.dry:
 			sc.ans[ki] = 0
+		default: // a live leaf without room for it yet
+			next = append(next, ki)
 		}
 	}
 	return next, retry, nil
+}
+
+// take takes up to n URLs of room from what this process holds of leaf
+// s.
+func (r *Redis) take(s int, n uint64) uint64 {
+	for {
+		have := r.pool[s].Load()
+		got := min(have, n)
+		if got == 0 || r.pool[s].CompareAndSwap(have, have-got) {
+			return got
+		}
+	}
+}
+
+// giveBack gives back the room this process holds of every live leaf, so
+// that other writers can fill it (Close calls it; a process killed keeps
+// its room, and its leaves split that much short of their bounds).
+func (r *Redis) giveBack(ctx context.Context) error {
+	if r.tree == nil {
+		return nil
+	}
+	ps := r.pipes()
+	var cmds []*redis.IntCmd
+	for s := range r.pool {
+		n := r.pool[s].Swap(0)
+		if n == 0 || r.split[s].Load() {
+			continue
+		}
+		np, err := ps.ofKey(ctx, r.leaseKeys[s])
+		if err != nil {
+			return err
+		}
+		cmds = append(cmds, np.pipe.DecrBy(ctx, r.leaseKeys[s], int64(n)))
+	}
+	if len(cmds) == 0 {
+		return nil
+	}
+	ps.exec(ctx, 0, r.timeout)
+	for _, c := range cmds {
+		if err := c.Err(); err != nil {
+			return fmt.Errorf("redisstate: give back leased room: %w: %v", ErrUnavailable, err)
+		}
+	}
+	return nil
 }
 
 // learnCount records a leaf's count as Redis answered it: the most of
@@ -276,16 +454,20 @@ func (r *Redis) loadTree(ctx context.Context) error {
 		return fmt.Errorf("redisstate: %w: layout dsbf does not wait for replicas (--redis-replicas) in this build", format.ErrLayout)
 	}
 	r.tree = bloomlayout.NewTree(r.meta)
-	if err := treeScript.Load(ctx, r.c).Err(); err != nil { // so the first batch need not learn of NOSCRIPT
-		return fmt.Errorf("redisstate: %w: load script: %v", ErrUnavailable, err)
-	}
 	leaves, err := r.leaves(ctx)
 	if err != nil {
 		return err
 	}
+	pipe := r.c.Pipeline()
 	for s, l := range leaves {
 		r.split[s].Store(r.tree.Split(s, l.Split))
 		r.count[s].Store(l.URLs)
+		if l.URLs > 0 { // a leaf copied in, or from a build without leases: its URLs hold their room
+			pipe.SetNX(ctx, r.leaseKeys[s], l.URLs, 0)
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("redisstate: %w: %v", ErrUnavailable, err)
 	}
 	return nil
 }
