@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -170,8 +169,8 @@ func TestReplayHugeRecordMemory(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		start := time.Now()
-		err := cmd.Run()
-		rssMiB := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss / 1024
+		rss, err := runPeakRSS(cmd)
+		rssMiB := rss >> 20
 		found := strings.Count(stdout.String(), "http://")
 		t.Logf("%s (%d bytes, record of %d): %v, %d requests, peak RSS %d MiB, %.1f s", filepath.Base(path), fi.Size(), tc.size, err, found, rssMiB, time.Since(start).Seconds())
 		if err != nil || found != want || !strings.Contains(stderr.String(), "records over --max-record 1048576 bytes skipped 1\n") {

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -94,10 +93,11 @@ func TestReplayMemoryCaps(t *testing.T) {
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			start = time.Now()
-			if err := cmd.Run(); err != nil {
+			rssBytes, err := runPeakRSS(cmd)
+			if err != nil {
 				t.Fatalf("replay: %v\n%s", err, stderr.String())
 			}
-			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+			rss := rssBytes >> 10 // KiB
 			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 			var sum map[string]uint64
 			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
