@@ -26,11 +26,23 @@
 // did not run (no connection could be made; LOADING, CLUSTERDOWN, TRYAGAIN,
 // MASTERDOWN, READONLY or MOVED replies) are sent again with backoff until
 // the batch's Timeout; so a restart or a cluster failover that completes
-// within it costs a pause, not the run. Any other failure returns
+// within it costs a pause, not the run. Nor does the client library send
+// anything again: a cluster's batch is split by master and sent on each
+// master's own client, never through go-redis's cluster pipeline, which
+// re-sends every command sent to a node, those that ran included, when
+// the first comes back CLUSTERDOWN, TRYAGAIN, LOADING and the like. Any other failure returns
 // ErrUnavailable (or, with OnError set to AssumeNew, answers the undecided
 // URLs new, as asked).
 //
 // Replication is asynchronous: a master that dies before its replica has a
 // bit loses the bit in the failover. Options.Replicas closes that gap: each
 // batch waits (WAIT) for that many replicas of every master it wrote to.
+//
+// # DSBF
+//
+// A DSBF's leaves are the shard keys, decided by BITFIELD commands (see
+// decideTree); a URL is sent to a leaf that can split only under a lease
+// of room taken from "<prefix>:lease:<leaf>", so a leaf's bound holds
+// whatever the number of writers. Close gives back the room a process
+// leased and did not use.
 package redisstate
