@@ -392,10 +392,10 @@ func TestServeBodySlowloris(t *testing.T) {
 	res := h.result(t)
 	fails, slowest := stopProbe()
 	t.Logf("%+v; slowest normal request %v", res, slowest)
-	if res.Status["408"] != 200 || res.Closed != 200 || res.MaxClose > 5 {
-		t.Errorf("slowloris: %+v; want 200 × 408, all closed within 5 s", res)
+	if res.Status["408"] != 200 || res.Closed != 200 || res.MaxClose > 10 { // the clients would go on 15 s
+		t.Errorf("slowloris: %+v; want 200 × 408, all closed within 10 s", res)
 	}
-	if len(fails) > 0 || slowest > 4*time.Second {
+	if len(fails) > 0 || slowest > 10*time.Second {
 		t.Errorf("normal requests meanwhile: %d failed (%v), slowest %v", len(fails), fails, slowest)
 	}
 	if c := apiCounts(t, sock); c["408"] != 200 {
@@ -448,8 +448,8 @@ func TestServeIdleConnections(t *testing.T) {
 
 // SIGTERM while slow clients send bodies or heads, silent connections wait
 // and kept-alive ones idle: serve answers the bodies 503, closes the rest
-// and exits 0 within 4 s (it takes well under 1 s; the margin is for a
-// loaded machine).
+// and exits 0 within 10 s (it takes well under 1 s; the margin is for a
+// loaded machine: what is asserted is that it does not wait for them).
 func TestServeSIGTERMSlowClients(t *testing.T) {
 	dir := newServeState(t)
 	cmd, sock := serve(t, dir)
@@ -459,11 +459,11 @@ func TestServeSIGTERMSlowClients(t *testing.T) {
 	heads := hostile(t, "headers", "--addr", sock, "--conns", "200", "--duration", "20")
 	time.Sleep(1500 * time.Millisecond) // a byte of each body sent
 	start := time.Now()
-	stopServeWithin(t, cmd, 10*time.Second)
+	stopServeWithin(t, cmd, 30*time.Second)
 	took := time.Since(start)
 	r1, r2, r3, r4 := slow.result(t), silent.result(t), kept.result(t), heads.result(t)
 	t.Logf("exited 0 %v after SIGTERM; slowloris %+v; silent %+v; kept alive %+v; slow heads %+v", took, r1, r2, r3, r4)
-	if took > 4*time.Second {
+	if took > 10*time.Second { // the clients would keep it 20 s
 		t.Errorf("serve took %v to exit", took)
 	}
 	if r1.Status["503"] != 200 || r1.Closed != 200 || r2.Closed != 200 || r3.Closed != 200 || r4.Closed != 200 {
@@ -560,12 +560,12 @@ func TestServeShutdownGrace(t *testing.T) {
 		if err != nil {
 			t.Fatalf("serve exit after SIGTERM: %v; %s", err, stderr.String())
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not exit within 10 s of SIGTERM")
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not exit within 30 s of SIGTERM")
 	}
 	took := time.Since(start)
 	t.Logf("exited 0 %v after SIGTERM", took)
-	if took < time.Second || took > 3*time.Second {
+	if took < time.Second || took > 10*time.Second { // not before the grace; a busy machine may take long after it
 		t.Errorf("serve exited %v after SIGTERM; want the 1 s grace, then at once", took)
 	}
 	select {
