@@ -107,7 +107,7 @@ func TestRedisStoppedMidReplay(t *testing.T) {
 	backend := "redis://" + addr + "/0"
 	pcap := filepath.Join(tmp, "many.pcap")
 	writeCapture(t, pcap, 200_000, 0.2)
-	cmd := exec.Command(binary, "--backend", backend, "--redis-timeout", "3s", "replay", pcap)
+	cmd := exec.Command(binary, "--backend", backend, "--redis-timeout", "10s", "replay", pcap)
 	got := stopRedisMidRun(t, cmd, stop, 0)
 	start()
 	stillSet(t, backend, got)

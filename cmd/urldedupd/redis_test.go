@@ -133,7 +133,9 @@ func TestRedisStoppedMidRun(t *testing.T) {
 
 // stopRedisMidRun runs cmd, calls stop once cmd has printed a line (and a
 // random pause of up to jitter after), and checks that cmd then exits with
-// code 5 and "redis unavailable" within 30 s. It returns what cmd printed.
+// code 5 and "redis unavailable". It returns what cmd printed. Its waits
+// (for the first line, and for the exit) are bounded generously: a loaded
+// machine can take long, and what is asserted is the outcome.
 func stopRedisMidRun(t *testing.T, cmd *exec.Cmd, stop func(), jitter time.Duration) []string {
 	t.Helper()
 	stdout, _ := cmd.StdoutPipe()
@@ -154,8 +156,11 @@ func stopRedisMidRun(t *testing.T, cmd *exec.Cmd, stop func(), jitter time.Durat
 	}()
 	select {
 	case <-first:
-	case <-time.After(30 * time.Second):
-		t.Fatal("nothing printed within 30 s")
+	case got := <-printed:
+		cmd.Wait()
+		t.Fatalf("ended having printed %d lines, before Redis was stopped: %s", len(got), stderr.String())
+	case <-time.After(120 * time.Second):
+		t.Fatal("nothing printed within 120 s")
 	}
 	if jitter > 0 {
 		time.Sleep(time.Duration(rand.Int64N(int64(jitter))))
@@ -167,8 +172,8 @@ func stopRedisMidRun(t *testing.T, cmd *exec.Cmd, stop func(), jitter time.Durat
 	var err error
 	select {
 	case err = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no exit within 30 s of Redis stopping")
+	case <-time.After(120 * time.Second):
+		t.Fatal("no exit within 120 s of Redis stopping")
 	}
 	ee, ok := err.(*exec.ExitError)
 	if !ok || ee.ExitCode() != 5 || !strings.Contains(stderr.String(), "redis unavailable") {
