@@ -17,14 +17,14 @@ deps:
 test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 60m ./...
-	$(GO) test -count=1 -race -timeout 30m ./pkg/...
+	$(GO) test -count=1 -race -timeout 30m ./internal/...
 	@$(MAKE) --no-print-directory fuzz-short
 
 race:
 	$(GO) test -count=1 -race ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
 	bash scripts/bench-filter.sh
 	bash scripts/bench-tls.sh
 	bash scripts/bench-quic.sh
@@ -47,7 +47,7 @@ lint:
 # repository (made by scripts/make-captures.sh) twice. The first pass prints
 # each URL requested in it; the second prints none, because the state
 # persisted. Then the line filter on equivalent spellings of URLs.
-CAPTURE := pkg/capture/testdata/captures/http.pcap
+CAPTURE := internal/capture/testdata/captures/http.pcap
 demo: build
 	@dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
 	echo "== state in $$dir/state"; \

@@ -11,7 +11,7 @@
 # URLs not stored while inserting (new URLs that found both buckets full:
 # answered new but not stored, so "new" minus the slots used), and the
 # not-stored chance and full-bucket fraction `stats` reports afterwards,
-# each next to the model's (scripts/keyedsim, pkg/keyed Predict).
+# each next to the model's (scripts/keyedsim, internal/keyed Predict).
 #
 # Usage: scripts/bench-capacity.sh            # bitmap, N = 10M and 100M, Q = 100M
 #   LAYOUT="bitmap keyed"    layouts to measure, one after the other (init --layout)
@@ -139,5 +139,5 @@ PY
   done
 done
 echo
-echo "Model: bitmap 1 - e^(-n/2³²); keyed pkg/keyed Predict(n / buckets).FalseDup() (scripts/keyedsim)."
+echo "Model: bitmap 1 - e^(-n/2³²); keyed internal/keyed Predict(n / buckets).FalseDup() (scripts/keyedsim)."
 echo "From measured fill: \`stats\`' false_duplicate_chance on the state the queries ran against."

@@ -7,7 +7,7 @@
 #      each layout, then again over the full state (every line a
 #      duplicate); wall and CPU (user+sys) seconds of the whole command.
 #   2. Micro-benchmarks, one test binary at a time, alternating: the keyed
-#      hash of a 55-byte URL (pkg/keyed BenchmarkHash), keyed batch
+#      hash of a 55-byte URL (internal/keyed BenchmarkHash), keyed batch
 #      decisions (BenchmarkDecideBatch) against bitcheck's
 #      (BenchmarkTestAndSetBatch), and keyed PRF candidates
 #      (scripts/prfbench, a module of its own).
@@ -79,13 +79,13 @@ for phase, name in (("new", "new state"), ("dup", "second run: all dup")):
 PY
 
 [ "${MICRO:-1}" = 0 ] && exit 0
-go test -c -o "$work/keyed.test" ./pkg/keyed
-go test -c -o "$work/bitcheck.test" ./pkg/bitcheck
+go test -c -o "$work/keyed.test" ./internal/keyed
+go test -c -o "$work/bitcheck.test" ./internal/bitcheck
 (cd scripts/prfbench && go test -c -o "$work/prf.test" .)
 : > "$out/keyed.txt"; : > "$out/bitcheck.txt"; : > "$out/prf.txt"
 for r in $(seq 1 "$rounds"); do
-  (cd pkg/keyed && "$work/keyed.test" -test.run '^$' -test.bench 'Hash|DecideBatch' -test.benchmem -test.benchtime "${BENCHTIME:-0.5s}" >> "$out/keyed.txt")
-  (cd pkg/bitcheck && "$work/bitcheck.test" -test.run '^$' -test.bench 'TestAndSetBatch' -test.benchmem -test.benchtime "${BENCHTIME:-0.5s}" >> "$out/bitcheck.txt")
+  (cd internal/keyed && "$work/keyed.test" -test.run '^$' -test.bench 'Hash|DecideBatch' -test.benchmem -test.benchtime "${BENCHTIME:-0.5s}" >> "$out/keyed.txt")
+  (cd internal/bitcheck && "$work/bitcheck.test" -test.run '^$' -test.bench 'TestAndSetBatch' -test.benchmem -test.benchtime "${BENCHTIME:-0.5s}" >> "$out/bitcheck.txt")
   (cd scripts/prfbench && "$work/prf.test" -test.run '^$' -test.bench . -test.benchmem -test.benchtime "${BENCHTIME:-0.5s}" >> "$out/prf.txt")
 done
 

@@ -12,7 +12,7 @@
 # Writes CAPDIR/h2c-prior.pcap and CAPDIR/h2c-upgrade.pcap with
 # CAPDIR/h2c-prior.urls and CAPDIR/h2c-upgrade.urls (the records each must
 # yield, "PROTO METHOD URL": after an Upgrade the first request is HTTP/1.1),
-# and, for pkg/h2c, each connection's client bytes
+# and, for internal/h2c, each connection's client bytes
 # as STREAMDIR/NAME.client with the requests it carries in
 # STREAMDIR/NAME.want ("STREAM METHOD SCHEME AUTHORITY PATH").
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes pkg/capture/testdata/captures/tls.pcap from real traffic: the
+# Makes internal/capture/testdata/captures/tls.pcap from real traffic: the
 # netns pair of scripts/netns.sh, TLS servers in one namespace (Go's
 # crypto/tls, with ECH, on 443 and 8443; openssl s_server on 4433), real
 # clients in the other (curl over TLS 1.3 and 1.2, with and without SNI,
@@ -12,7 +12,7 @@
 # Usage: scripts/make-tls-captures.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=$here/../pkg/capture/testdata/captures
+out=$here/../internal/capture/testdata/captures
 . "$here/netns.sh"
 tmp=$(mktemp -d)
 pids=()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Records real ClientHellos into pkg/tlshello/testdata/*.hello: each client
+# Records real ClientHellos into internal/tlshello/testdata/*.hello: each client
 # connects to `tlshello record` on loopback, which writes the first
 # handshake message it receives (record headers removed) and hangs up.
 # Clients: Go's crypto/tls (its default key shares include X25519MLKEM768:
@@ -10,7 +10,7 @@
 # Usage: scripts/make-tlshello-testdata.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=$here/../pkg/tlshello/testdata
+out=$here/../internal/tlshello/testdata
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$here/.." && go build -o "$tmp/tlshello" ./scripts/tlshello)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/urldedupd/urldedupd/pkg/audit"
-	"github.com/urldedupd/urldedupd/pkg/capture"
-	"github.com/urldedupd/urldedupd/pkg/state"
+	"github.com/urldedupd/urldedupd/internal/audit"
+	"github.com/urldedupd/urldedupd/internal/capture"
+	"github.com/urldedupd/urldedupd/internal/state"
 )
 
 // captureOptions are the flags replay and capture share.

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/urldedupd/urldedupd/pkg/compare"
+	"github.com/urldedupd/urldedupd/internal/compare"
 )
 
 type compareOptions struct {

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/urldedupd/urldedupd/pkg/linefilter"
-	"github.com/urldedupd/urldedupd/pkg/state"
+	"github.com/urldedupd/urldedupd/internal/linefilter"
+	"github.com/urldedupd/urldedupd/internal/state"
 )
 
 type filterOptions struct {

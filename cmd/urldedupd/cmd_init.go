@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/urldedupd/urldedupd/pkg/format"
-	"github.com/urldedupd/urldedupd/pkg/signature"
-	"github.com/urldedupd/urldedupd/pkg/state"
+	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/signature"
+	"github.com/urldedupd/urldedupd/internal/state"
 )
 
 type initOptions struct {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/urldedupd/urldedupd/pkg/format"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
-	"github.com/urldedupd/urldedupd/pkg/state"
+	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/shardfile"
+	"github.com/urldedupd/urldedupd/internal/state"
 )
 
 func newMergeCommand(g *globalOptions) *cobra.Command {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/urldedupd/urldedupd/pkg/capture"
+	"github.com/urldedupd/urldedupd/internal/capture"
 )
 
 func newReplayCommand(g *globalOptions) *cobra.Command {

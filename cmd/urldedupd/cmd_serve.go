@@ -12,10 +12,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/urldedupd/urldedupd/pkg/api"
-	"github.com/urldedupd/urldedupd/pkg/daemon"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
-	"github.com/urldedupd/urldedupd/pkg/state"
+	"github.com/urldedupd/urldedupd/internal/api"
+	"github.com/urldedupd/urldedupd/internal/daemon"
+	"github.com/urldedupd/urldedupd/internal/shardfile"
+	"github.com/urldedupd/urldedupd/internal/state"
 )
 
 type serveOptions struct {

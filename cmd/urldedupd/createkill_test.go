@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/internal/shardfile"
 )
 
 // countShards returns how many shard files dir holds, and whether it has

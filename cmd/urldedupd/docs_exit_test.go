@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/urldedupd/urldedupd/pkg/format"
+	"github.com/urldedupd/urldedupd/internal/format"
 )
 
 // The exit codes docs/operations.md gives, checked on the binary (issue

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
 // The documented weakness of the bitmap layout: CRC32 is linear, so anyone

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/urldedupd/urldedupd/pkg/format"
-	"github.com/urldedupd/urldedupd/pkg/linefilter"
+	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/linefilter"
 )
 
 func initKeyed(t *testing.T, stateArgs []string, extra ...string) {
@@ -239,7 +239,7 @@ func TestKeyedSharedKeyFile(t *testing.T) {
 func TestOldFormatStateUnchanged(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	os.MkdirAll(dir, 0o755)
-	meta, err := os.ReadFile("../../pkg/format/testdata/meta-v1.golden")
+	meta, err := os.ReadFile("../../internal/format/testdata/meta-v1.golden")
 	if err != nil {
 		t.Fatal(err)
 	}

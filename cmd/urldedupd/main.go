@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/urldedupd/urldedupd/pkg/format"
+	"github.com/urldedupd/urldedupd/internal/format"
 )
 
 // quiet drops the Redis client's own log lines: every failure that matters

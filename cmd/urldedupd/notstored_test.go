@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/urldedupd/urldedupd/pkg/format"
-	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
 // A keyed state past its capacity says so: a URL whose buckets are full is

@@ -161,7 +161,7 @@ func TestReplayCapFlags(t *testing.T) {
 // value out of range is a usage error naming the flag, given before any
 // state is made. Before, --max-line 0 or below silently became the default.
 func TestReassemblyFlagRanges(t *testing.T) {
-	for _, cmd := range [][]string{{"replay", "../../pkg/capture/testdata/captures/http.pcap"}, {"serve", "--socket", "none"}, {"capture", "--iface", "lo"}} {
+	for _, cmd := range [][]string{{"replay", "../../internal/capture/testdata/captures/http.pcap"}, {"serve", "--socket", "none"}, {"capture", "--iface", "lo"}} {
 		for _, bad := range [][]string{{"--max-line", "0"}, {"--max-line", "-1"}, {"--max-line", "262145"}, {"--max-flows", "0"}, {"--max-buffer-mb", "0"},
 			{"--max-frag-datagrams", "0"}, {"--max-frag-datagrams", "1048577"}, {"--max-frag-buffer-mb", "0"}, {"--max-frag-buffer-mb", "1025"},
 			{"--frag-timeout-v4", "0s"}, {"--frag-timeout-v4", "-1s"}, {"--frag-timeout-v4", "61m"}, {"--frag-timeout-v6", "0s"}, {"--frag-timeout-v6", "2h"}} {

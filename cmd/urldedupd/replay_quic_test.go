@@ -9,11 +9,11 @@ import (
 	"testing"
 )
 
-// quicCaptures are pkg/quic's committed captures of quic-go exchanges (v1,
+// quicCaptures are internal/quic's committed captures of quic-go exchanges (v1,
 // v2, a ClientHello over two Initials, a Retry, a version negotiation, two
 // connections from one socket); next to each, NAME.jsonl is what
 // `replay --json` must print for it (made again with the captures:
-// QUIC_WRITE_CAPTURES=1 in pkg/quic, then this output checked by hand).
+// QUIC_WRITE_CAPTURES=1 in internal/quic, then this output checked by hand).
 func quicCaptures(t *testing.T) []string {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join("..", "..", "pkg", "quic", "testdata", "quicgo-*.pcap"))

@@ -9,10 +9,10 @@ import (
 	"testing"
 )
 
-const capturePath = "../../pkg/capture/testdata/captures/http.pcap"
+const capturePath = "../../internal/capture/testdata/captures/http.pcap"
 
 func expectedURLs(t *testing.T) []string {
-	b, err := os.ReadFile("../../pkg/capture/testdata/captures/http.urls")
+	b, err := os.ReadFile("../../internal/capture/testdata/captures/http.urls")
 	if err != nil {
 		t.Fatal(err)
 	}

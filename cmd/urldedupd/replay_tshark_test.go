@@ -26,27 +26,27 @@ var captureTable = map[string]struct {
 }{
 	// Made by scripts/make-captures.sh (curl to python's http.server on
 	// 8080, which tshark's heuristics read as HTTP): no difference.
-	"pkg/capture/testdata/captures/http.pcap":     {},
-	"pkg/capture/testdata/captures/http-any.pcap": {},
+	"internal/capture/testdata/captures/http.pcap":     {},
+	"internal/capture/testdata/captures/http-any.pcap": {},
 	// Made by scripts/make-tls-captures.sh: TLS ClientHellos only;
 	// TestTLSCaptureAgainstTshark checks their server names.
-	"pkg/capture/testdata/captures/tls.pcap": {noHTTP: "TLS only"},
+	"internal/capture/testdata/captures/tls.pcap": {noHTTP: "TLS only"},
 	// Made by scripts/make-h2c-captures.sh: cleartext HTTP/2 with prior
-	// knowledge only; pkg/capture's TestH2CTsharkAgrees checks its requests
+	// knowledge only; internal/capture's TestH2CTsharkAgrees checks its requests
 	// against tshark's http2 fields.
-	"pkg/capture/testdata/captures/h2c-prior.pcap": {noHTTP: "h2c with prior knowledge only"},
+	"internal/capture/testdata/captures/h2c-prior.pcap": {noHTTP: "h2c with prior knowledge only"},
 	// The same script: HTTP/1.1 requests with "Upgrade: h2c", accepted on
 	// 8082 (the HTTP/2 requests after them are h2c records, checked by
 	// TestH2CTsharkAgrees) and declined on 8083: no difference.
-	"pkg/capture/testdata/captures/h2c-upgrade.pcap": {decodeAs: []string{"tcp.port==8082,http", "tcp.port==8083,http"}},
-	// Made by pkg/quic's TestQuicGo (QUIC_WRITE_CAPTURES=1): QUIC only;
+	"internal/capture/testdata/captures/h2c-upgrade.pcap": {decodeAs: []string{"tcp.port==8082,http", "tcp.port==8083,http"}},
+	// Made by internal/quic's TestQuicGo (QUIC_WRITE_CAPTURES=1): QUIC only;
 	// TestReplayQUICTshark checks their server names.
-	"pkg/quic/testdata/quicgo-retry.pcap":               {noHTTP: "QUIC only"},
-	"pkg/quic/testdata/quicgo-two-connections.pcap":     {noHTTP: "QUIC only"},
-	"pkg/quic/testdata/quicgo-v1-two-initials.pcap":     {noHTTP: "QUIC only"},
-	"pkg/quic/testdata/quicgo-v1.pcap":                  {noHTTP: "QUIC only"},
-	"pkg/quic/testdata/quicgo-v2.pcap":                  {noHTTP: "QUIC only"},
-	"pkg/quic/testdata/quicgo-version-negotiation.pcap": {noHTTP: "QUIC only"},
+	"internal/quic/testdata/quicgo-retry.pcap":               {noHTTP: "QUIC only"},
+	"internal/quic/testdata/quicgo-two-connections.pcap":     {noHTTP: "QUIC only"},
+	"internal/quic/testdata/quicgo-v1-two-initials.pcap":     {noHTTP: "QUIC only"},
+	"internal/quic/testdata/quicgo-v1.pcap":                  {noHTTP: "QUIC only"},
+	"internal/quic/testdata/quicgo-v2.pcap":                  {noHTTP: "QUIC only"},
+	"internal/quic/testdata/quicgo-version-negotiation.pcap": {noHTTP: "QUIC only"},
 }
 
 // Every capture committed to the repository (git ls-files), replayed by

@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/urldedupd/urldedupd/pkg/capture"
-	"github.com/urldedupd/urldedupd/pkg/format"
-	"github.com/urldedupd/urldedupd/pkg/redisstate"
-	"github.com/urldedupd/urldedupd/pkg/shardfile"
+	"github.com/urldedupd/urldedupd/internal/capture"
+	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/redisstate"
+	"github.com/urldedupd/urldedupd/internal/shardfile"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".

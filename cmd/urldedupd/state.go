@@ -9,8 +9,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/urldedupd/urldedupd/pkg/redisstate"
-	"github.com/urldedupd/urldedupd/pkg/state"
+	"github.com/urldedupd/urldedupd/internal/redisstate"
+	"github.com/urldedupd/urldedupd/internal/state"
 )
 
 // errLocalOnly is returned by commands that work on directories only.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 
-	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
 // Charsets for the four forged bytes. Both leave out every byte that Safe

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
 // solve finds the four bytes for any CRC state and target, for both

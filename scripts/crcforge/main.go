@@ -21,7 +21,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
 func main() {

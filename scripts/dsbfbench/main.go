@@ -17,8 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/urldedupd/urldedupd/pkg/signature"
-	"github.com/urldedupd/urldedupd/pkg/state"
+	"github.com/urldedupd/urldedupd/internal/signature"
+	"github.com/urldedupd/urldedupd/internal/state"
 )
 
 func main() {

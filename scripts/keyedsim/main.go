@@ -1,5 +1,5 @@
 // Command keyedsim prints the keyed layout's false-duplicate and
-// not-stored rates for a state, from the model (pkg/keyed Predict) and
+// not-stored rates for a state, from the model (internal/keyed Predict) and
 // measured on a table in memory filled with synthetic URLs:
 //
 //	go run ./scripts/keyedsim -state-mib 512 -measure-up-to 100000000 -queries 20000000
@@ -19,8 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urldedupd/urldedupd/pkg/keyed"
-	"github.com/urldedupd/urldedupd/pkg/signature"
+	"github.com/urldedupd/urldedupd/internal/keyed"
+	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
 func main() {

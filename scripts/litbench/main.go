@@ -1,5 +1,5 @@
 // Command litbench runs the experiments of the design's literature
-// (pkg/literature) at the papers' sizes, prints markdown tables for
+// (internal/literature) at the papers' sizes, prints markdown tables for
 // docs/BENCHMARKS.md ("The design's literature, measured") and draws the
 // plots into a directory (docs/img).
 //
@@ -13,9 +13,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/urldedupd/urldedupd/pkg/compare"
-	"github.com/urldedupd/urldedupd/pkg/literature"
-	"github.com/urldedupd/urldedupd/pkg/state"
+	"github.com/urldedupd/urldedupd/internal/compare"
+	"github.com/urldedupd/urldedupd/internal/literature"
+	"github.com/urldedupd/urldedupd/internal/state"
 )
 
 func main() {

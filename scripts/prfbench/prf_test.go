@@ -74,7 +74,7 @@ var sink uint64
 // BenchmarkPRF: ns per 55-byte URL. highwayhash.Sum64 takes a 32-byte key
 // slice; the benchmark passes a fixed one (no allocation in the loop). The
 // three loops are written out rather than run through prfs on purpose:
-// each calls its module's function directly, as pkg/keyed would, without
+// each calls its module's function directly, as internal/keyed would, without
 // the indirect call through a func value that prfs adds.
 func BenchmarkPRF(b *testing.B) {
 	if len(url) != 55 {

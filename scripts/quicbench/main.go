@@ -23,7 +23,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/urldedupd/urldedupd/pkg/quic"
+	"github.com/urldedupd/urldedupd/internal/quic"
 )
 
 const (

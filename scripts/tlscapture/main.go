@@ -4,7 +4,7 @@
 // open at once and their packets interleaved.
 //
 // The ClientHellos are the real ones recorded from Go, OpenSSL and curl in
-// pkg/tlshello/testdata (scripts/make-tlshello-testdata.sh), with the
+// internal/tlshello/testdata (scripts/make-tlshello-testdata.sh), with the
 // server_name rewritten to one of a few thousand names (repeated, some far
 // more often than others) and every length in front of it fixed, and a new
 // random. Some hellos are split over two TCP segments at a random byte,
@@ -54,7 +54,7 @@ type template struct {
 	msg    []byte
 }
 
-// templates lists the hellos of pkg/tlshello/testdata used, by weight.
+// templates lists the hellos of internal/tlshello/testdata used, by weight.
 var templates = []template{
 	{name: "go-default", weight: 30}, // 1,515 bytes: two segments
 	{name: "curl", weight: 25},
@@ -71,7 +71,7 @@ func main() {
 	names := flag.Int("names", 3000, "distinct server names")
 	open := flag.Int("open", 500, "connections open at once")
 	seed := flag.Uint64("seed", 1, "seed of everything random")
-	hellos := flag.String("hellos", "pkg/tlshello/testdata", "directory of the recorded *.hello files")
+	hellos := flag.String("hellos", "internal/tlshello/testdata", "directory of the recorded *.hello files")
 	flag.Parse()
 	if err := run(*out, *hellos, *n, *names, *open, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "tlscapture:", err)

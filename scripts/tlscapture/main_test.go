@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/urldedupd/urldedupd/pkg/tlshello"
+	"github.com/urldedupd/urldedupd/internal/tlshello"
 )
 
 // Every recorded hello with an SNI, rewritten to a shorter and a longer

@@ -1,5 +1,5 @@
 // Command tlshello records and makes real TLS ClientHellos, for the test
-// data of pkg/tlshello and the captures of pkg/capture:
+// data of internal/tlshello and the captures of internal/capture:
 //
 //	tlshello record -listen 127.0.0.1:4433 -out hello.bin
 //	    accepts one connection, reads TLS records until the first
@@ -28,7 +28,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/urldedupd/urldedupd/pkg/tlshello"
+	"github.com/urldedupd/urldedupd/internal/tlshello"
 )
 
 func main() {

@@ -1,0 +1,435 @@
+// Package audit decides the HTTP requests found on the wire against the
+// bitmap and writes the audit records: by default each URL the first time
+// it is seen, or every request with its verdict, as text or JSON lines.
+package audit
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/urldedupd/urldedupd/internal/capture"
+	"github.com/urldedupd/urldedupd/internal/inflight"
+	"github.com/urldedupd/urldedupd/internal/signature"
+	"github.com/urldedupd/urldedupd/internal/state"
+	"github.com/urldedupd/urldedupd/internal/tlshello"
+)
+
+// Format selects what a Log writes.
+type Format int
+
+const (
+	// NewURLs writes each new URL, one per line.
+	NewURLs Format = iota
+	// All writes every request as "new<TAB>URL" or "dup<TAB>URL", and
+	// "<TAB>tunnel" after a CONNECT's authority.
+	All
+	// JSON writes every request as one JSON object per line, with the
+	// fields ts, src, dst, method, url and new, and "tunnel":true for a
+	// CONNECT (its url is the authority it opens, host:port). A record of
+	// another protocol than HTTP/1.x has "proto" ("tls", "quic", "h2c");
+	// one from a ClientHello has no method, and "sni", "alpn" (a list),
+	// "versions" (a list, GREASE dropped) and "ech":true as they apply.
+	JSON
+	// NewJSON writes the requests whose URL is new, as JSON: the event log
+	// of `urldedupd serve`.
+	NewJSON
+)
+
+// Counts are the requests a Log has decided.
+type Counts struct {
+	Requests uint64
+	New      uint64
+	Dup      uint64
+	Invalid  uint64 // URLs that could not be normalized (signed raw)
+}
+
+// Log decides requests and writes the records. It is not safe for
+// concurrent use.
+//
+// Against a Decider that answers at once (InFlight 0: a local state) each
+// request is decided as it comes. Against one that answers in batches
+// (Redis), requests are decided in batches with InFlight batches in flight
+// (see package inflight), and their records are written when the answers
+// come back, in the order the requests came: call Flush when the input
+// pauses, and at the end.
+type Log struct {
+	dec    state.Decider
+	signer *signature.Signer
+	w      io.Writer
+	format Format
+	dryRun bool
+	buf    []byte
+	err    error
+
+	// At once only: the batch of one.
+	one     [1]signature.Signature
+	oneSeen [1]bool
+
+	// In batches only.
+	win      *inflight.Window[*batch]
+	free     []*batch
+	cur      *batch
+	maxDelay time.Duration
+
+	// OnError, when set, is called once, with the first error (a write
+	// or a decision that failed): the moment to stop the capture.
+	OnError func(error)
+
+	Counts Counts
+}
+
+// Options configure a Log over a Decider that answers in batches. A nil
+// *Options means the defaults.
+type Options struct {
+	Batch    int           // requests per batch; default 1000
+	MaxDelay time.Duration // longest a request waits for its batch to be sent; default 100 ms
+}
+
+// batch is requests copied out of the engine, waiting for their answers.
+type batch struct {
+	sigs    []signature.Signature
+	seen    []bool
+	reqs    []record
+	data    []byte // methods and URLs
+	started time.Time
+}
+
+type record struct {
+	time     time.Time
+	src, dst netip.AddrPort
+	// Ends in data, back to back from the previous record's end:
+	// method, URL, the Hello's ServerName, ALPN and Versions.
+	method, to, sni, alpn, versions int
+	proto                           capture.Proto
+	ech                             bool
+	tunnel                          bool
+	encap                           capture.Encap
+}
+
+// New returns a Log deciding against d and writing to w. With dryRun it
+// tests without setting. opts matter only when d answers in batches
+// (d.InFlight() ≥ 1).
+func New(d state.Decider, signer *signature.Signer, w io.Writer, format Format, dryRun bool, opts *Options) *Log {
+	l := &Log{dec: d, signer: signer, w: w, format: format, dryRun: dryRun, buf: make([]byte, 0, 512)}
+	inFlight := d.InFlight()
+	if inFlight == 0 {
+		return l
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Batch <= 0 {
+		o.Batch = 1000
+	}
+	if o.MaxDelay <= 0 {
+		o.MaxDelay = 100 * time.Millisecond
+	}
+	l.maxDelay = o.MaxDelay
+	l.win = inflight.NewWindow[*batch](context.Background(), d, inFlight, dryRun)
+	for range inFlight + 1 {
+		l.free = append(l.free, &batch{sigs: make([]signature.Signature, 0, o.Batch),
+			seen: make([]bool, o.Batch), reqs: make([]record, 0, o.Batch), data: make([]byte, 0, 64*o.Batch)})
+	}
+	return l
+}
+
+// Err returns the first error; after it, nothing more is decided or written.
+func (l *Log) Err() error { return l.err }
+
+func (l *Log) fail(err error) {
+	if l.err == nil {
+		l.err = err
+		if l.OnError != nil {
+			l.OnError(err)
+		}
+	}
+}
+
+// Request decides one request, or queues it for a batch, and writes its
+// record. It is the emit function for a capture.Engine.
+func (l *Log) Request(r *capture.Request) {
+	if l.err != nil {
+		return
+	}
+	l.Counts.Requests++
+	sig, ok := l.signer.Sign(r.URL)
+	if !ok {
+		l.Counts.Invalid++
+	}
+	if l.win != nil {
+		l.queue(r, sig)
+		return
+	}
+	l.one[0] = sig
+	if err := l.dec.Decide(context.Background(), l.one[:], l.oneSeen[:], l.dryRun); err != nil {
+		l.fail(err) // a shard truncated under us: an error, not SIGBUS
+		return
+	}
+	l.write(r, l.oneSeen[0])
+}
+
+// queue adds a request to the current batch, sends the batch when it is
+// full or old, and writes the batches whose answers are back.
+func (l *Log) queue(r *capture.Request, sig signature.Signature) {
+	b := l.cur
+	if b == nil {
+		b = l.free[len(l.free)-1]
+		l.free = l.free[:len(l.free)-1]
+		b.sigs, b.reqs, b.data = b.sigs[:0], b.reqs[:0], b.data[:0]
+		b.started = time.Now()
+		l.cur = b
+	}
+	rec := record{time: r.Time, src: r.Src, dst: r.Dst, proto: r.Proto, ech: r.Hello.ECH, tunnel: r.Tunnel, encap: r.Encap}
+	b.data = append(b.data, r.Method...)
+	rec.method = len(b.data)
+	b.data = append(b.data, r.URL...)
+	rec.to = len(b.data)
+	b.data = append(b.data, r.Hello.ServerName...)
+	rec.sni = len(b.data)
+	b.data = append(b.data, r.Hello.ALPN...)
+	rec.alpn = len(b.data)
+	b.data = append(b.data, r.Hello.Versions...)
+	rec.versions = len(b.data)
+	b.reqs = append(b.reqs, rec)
+	b.sigs = append(b.sigs, sig)
+	if len(b.sigs) == cap(b.sigs) || time.Since(b.started) >= l.maxDelay {
+		l.send()
+	}
+	l.drain(false)
+}
+
+// send hands the current batch to the window, first writing the oldest
+// batch in flight when the window is full.
+func (l *Log) send() {
+	b := l.cur
+	if b == nil {
+		return
+	}
+	l.cur = nil
+	if l.win.Full() {
+		l.recv()
+	}
+	l.win.Send(b.sigs, b.seen[:len(b.sigs)], b)
+}
+
+// drain writes the batches whose answers are back; with all, it waits for
+// every batch in flight.
+func (l *Log) drain(all bool) {
+	for l.win.Len() > 0 && (all || l.win.Ready()) {
+		l.recv()
+	}
+}
+
+func (l *Log) recv() {
+	b, err := l.win.Recv()
+	defer func() { l.free = append(l.free, b) }()
+	if err != nil {
+		l.fail(fmt.Errorf("audit: %w (%d requests of the batch not written)", err, len(b.reqs)))
+	}
+	if l.err != nil {
+		return
+	}
+	var r capture.Request
+	for i, rec := range b.reqs {
+		off := 0
+		if i > 0 {
+			off = b.reqs[i-1].versions
+		}
+		r.Time, r.Src, r.Dst, r.Proto, r.Tunnel, r.Encap = rec.time, rec.src, rec.dst, rec.proto, rec.tunnel, rec.encap
+		r.Method, r.URL = b.data[off:rec.method], b.data[rec.method:rec.to]
+		r.Hello = tlshello.Hello{ServerName: b.data[rec.to:rec.sni], ALPN: b.data[rec.sni:rec.alpn],
+			Versions: b.data[rec.alpn:rec.versions], ECH: rec.ech}
+		l.write(&r, b.seen[i])
+	}
+}
+
+// Flush sends the batch being filled and writes every batch in flight: for
+// when the input pauses, and at the end. It does nothing when requests
+// are decided at once.
+func (l *Log) Flush() {
+	if l.win == nil || l.err != nil {
+		return
+	}
+	l.send()
+	l.drain(true)
+}
+
+// Close flushes and stops the goroutines of a Log deciding in batches.
+func (l *Log) Close() error {
+	if l.win != nil {
+		l.Flush()
+		l.win.Close()
+	}
+	return l.err
+}
+
+// write counts a decided request and writes its record. The text formats
+// write the URL held to capture's text rule (what it forbids
+// percent-encoded: a no-op for the records of a capture.Engine, which
+// already are), JSON escapes the same characters: no record, whatever
+// made it, starts a line, a column or a terminal escape.
+func (l *Log) write(r *capture.Request, seen bool) {
+	if seen {
+		l.Counts.Dup++
+	} else {
+		l.Counts.New++
+	}
+	if l.err != nil {
+		return
+	}
+	b := l.buf[:0]
+	switch l.format {
+	case NewURLs:
+		if seen {
+			return
+		}
+		b = append(capture.AppendTextSafe(b, r.URL), '\n')
+	case All:
+		if seen {
+			b = append(b, "dup\t"...)
+		} else {
+			b = append(b, "new\t"...)
+		}
+		b = capture.AppendTextSafe(b, r.URL)
+		if r.Tunnel {
+			b = append(b, "\ttunnel"...)
+		}
+		b = append(b, '\n')
+	case JSON:
+		b = appendJSON(b, r, !seen)
+	case NewJSON:
+		if seen {
+			return
+		}
+		b = appendJSON(b, r, true)
+	}
+	l.buf = b
+	if _, err := l.w.Write(b); err != nil {
+		l.fail(err)
+	}
+}
+
+func appendJSON(b []byte, r *capture.Request, isNew bool) []byte {
+	b = append(b, `{"ts":"`...)
+	b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","src":"`...)
+	b = r.Src.AppendTo(b)
+	b = append(b, `","dst":"`...)
+	b = r.Dst.AppendTo(b)
+	b = append(b, '"')
+	if r.Proto != capture.ProtoHTTP { // names from a fixed table: nothing to escape
+		b = append(b, `,"proto":"`...)
+		b = append(b, r.Proto.String()...)
+		b = append(b, '"')
+	}
+	if len(r.Method) > 0 {
+		b = append(b, `,"method":`...)
+		b = appendJSONString(b, r.Method)
+	}
+	b = append(b, `,"url":`...)
+	b = appendJSONString(b, r.URL)
+	b = appendHello(b, &r.Hello)
+	if !r.Encap.Plain() { // names from a fixed table: nothing to escape
+		b = append(b, `,"encap":"`...)
+		b = r.Encap.AppendTo(b)
+		b = append(b, '"')
+	}
+	if r.Tunnel {
+		b = append(b, `,"tunnel":true`...)
+	}
+	b = append(b, `,"new":`...)
+	b = strconv.AppendBool(b, isNew)
+	return append(b, "}\n"...)
+}
+
+// appendHello appends the fields of a ClientHello that it has: "sni",
+// "alpn" (the protocol names), "versions" (their names, GREASE dropped)
+// and "ech":true.
+func appendHello(b []byte, h *tlshello.Hello) []byte {
+	if len(h.ServerName) > 0 {
+		b = append(b, `,"sni":`...)
+		b = appendJSONString(b, h.ServerName)
+	}
+	if len(h.ALPN) > 0 {
+		b = append(b, `,"alpn":[`...)
+		for l, first := h.ALPN, true; ; first = false {
+			name, rest, ok := tlshello.NextProtocol(l)
+			if !ok {
+				break
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, name)
+			l = rest
+		}
+		b = append(b, ']')
+	}
+	if len(h.Versions) > 0 {
+		b = append(b, `,"versions":[`...)
+		first := true
+		for l := h.Versions; ; {
+			v, rest, ok := tlshello.NextVersion(l)
+			if !ok {
+				break
+			}
+			l = rest
+			if tlshello.IsGREASE(v) {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = append(b, '"')
+			b = tlshello.AppendVersion(b, v)
+			b = append(b, '"')
+		}
+		b = append(b, ']')
+	}
+	if h.ECH {
+		b = append(b, `,"ech":true`...)
+	}
+	return b
+}
+
+// appendJSONString appends s as a JSON string; bytes that are not UTF-8
+// become U+FFFD. The controls (C0, DEL, C1) and U+2028 and U+2029 are
+// written as \u escapes, never raw: a line of JSON holds no character
+// that starts a line or a terminal escape, whatever the packet carried.
+func appendJSONString(b, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20 || c == 0x7f:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b = append(b, `\ufffd`...)
+		case r <= 0x9f, r == 0x2028, r == 0x2029:
+			b = append(b, '\\', 'u', hex[r>>12], hex[r>>8&15], hex[r>>4&15], hex[r&15])
+		default:
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(b, '"')
+}

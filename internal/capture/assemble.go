@@ -1,0 +1,206 @@
+package capture
+
+import (
+	"net/netip"
+	"time"
+	"unsafe"
+
+	"github.com/urldedupd/urldedupd/internal/tlshello"
+)
+
+// AssemblerOptions bound the memory and the waiting of TCP reassembly.
+// Zero fields take the value in DefaultAssemblerOptions.
+type AssemblerOptions struct {
+	// MaxFlowBuffer caps the bytes held for one direction of a
+	// connection: out-of-order segments, a partial line, and a request line
+	// and Host waiting for the end of the headers. Past it, the missing
+	// bytes are taken as lost, or what the parser holds is dropped and the
+	// flow resynchronises at its next request line.
+	MaxFlowBuffer int
+	// MaxBuffer caps the same bytes for all connections together.
+	MaxBuffer int
+	// MaxLine is the longest request or header line kept; longer request
+	// lines are skipped as junk.
+	MaxLine int
+	// MaxFlows caps the connection directions tracked at once. At the cap
+	// a direction that has carried no data (a SYN and nothing else, what a
+	// SYN flood makes) is forgotten to make room, else one quiet for a
+	// second of packet time is ended (Evicted); when a sample of them all
+	// carried data within the second, segments of new ones are ignored
+	// (and counted, SegmentsDenied).
+	// Each costs FlowCost bytes besides what MaxBuffer counts: the default
+	// bounds that to about 136 MiB.
+	MaxFlows int
+	// IdleTimeout ends a connection that has sent nothing for this long,
+	// in packet time (never wall-clock time, so replays behave like live
+	// capture).
+	IdleTimeout time.Duration
+	// GapTimeout is how long, in packet time, a hole in a stream is waited
+	// for (a retransmission) before the bytes are taken as lost.
+	GapTimeout time.Duration
+	// MaxClosed caps the connection directions remembered after they
+	// ended (FIN, RST) or stopped being tracked (idle, evicted), each
+	// ClosedCost bytes: the oldest is forgotten first.
+	MaxClosed int
+	// ClosedLinger is how long, in packet time, a closed direction is
+	// remembered: its late segments (retransmissions after FIN or RST, its
+	// SYN sent again) are recognised as its own, never parsed as a new
+	// connection, and a direction that was only expired or evicted goes on
+	// as the same connection.
+	ClosedLinger time.Duration
+}
+
+// DefaultAssemblerOptions are used for zero fields of AssemblerOptions.
+var DefaultAssemblerOptions = AssemblerOptions{
+	MaxFlowBuffer: 256 << 10,
+	MaxBuffer:     128 << 20,
+	MaxLine:       16 << 10,
+	MaxFlows:      256 << 10,
+	IdleTimeout:   2 * time.Minute,
+	GapTimeout:    2 * time.Second,
+	MaxClosed:     64 << 10,
+	ClosedLinger:  2 * time.Minute,
+}
+
+func (o *AssemblerOptions) fill() {
+	d := DefaultAssemblerOptions
+	if o.MaxFlowBuffer <= 0 {
+		o.MaxFlowBuffer = d.MaxFlowBuffer
+	}
+	if o.MaxBuffer <= 0 {
+		o.MaxBuffer = d.MaxBuffer
+	}
+	if o.MaxLine <= 0 {
+		o.MaxLine = d.MaxLine
+	}
+	if o.MaxFlows <= 0 {
+		o.MaxFlows = d.MaxFlows
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = d.IdleTimeout
+	}
+	if o.GapTimeout <= 0 {
+		o.GapTimeout = d.GapTimeout
+	}
+	if o.MaxClosed <= 0 {
+		o.MaxClosed = d.MaxClosed
+	}
+	if o.ClosedLinger <= 0 {
+		o.ClosedLinger = d.ClosedLinger
+	}
+}
+
+// Request is one record found on the wire: an HTTP request, or a TLS or
+// QUIC ClientHello, or an HTTP/2 request (Proto says which). Its slices
+// alias the assembler's buffers: they are valid only during the callback.
+type Request struct {
+	Time     time.Time      // of the packet that completed the request's headers (or the ClientHello)
+	Src, Dst netip.AddrPort // client and server
+	Proto    Proto
+	Method   []byte // empty for TLS and QUIC
+	// URL is absolute: http://host[:port]/target; for a tunnel, host:port;
+	// for TLS and QUIC https://SNI[:port]/ (the port unless 443; the
+	// server's address when there is no SNI). Reported by an Engine, URL
+	// and Method hold no control, U+2028, U+2029 or byte that is not
+	// UTF-8 (TextSafe).
+	URL []byte
+	// Encap is what the request's direction came through: the
+	// encapsulation of the last segment carrying data that the direction
+	// took before the request was reported (Segment.Encap; Engine sets it
+	// from the decoder). A request reported at a flush or an expiry
+	// keeps its own, whatever came last on the wire. If a direction's
+	// encapsulation changes mid-stream with the same Segment.Path (an
+	// MPLS label added), requests after the change carry the new one; a
+	// request whose bytes came both ways carries that of its last
+	// segment. Another Path (another VLAN ID, VNI, tunnel endpoint) is
+	// another direction.
+	Encap Encap
+	// Tunnel marks a CONNECT: URL is the authority it opens, not a
+	// resource, and the bytes after it are not parsed as HTTP.
+	Tunnel bool
+	// Hello is what the ClientHello offered, for ProtoTLS and ProtoQUIC.
+	Hello tlshello.Hello
+}
+
+// Segment is the part of a TCP segment the assembler needs.
+type Segment struct {
+	Src, Dst netip.AddrPort
+	Seq      uint32
+	SYN      bool
+	ACK      bool
+	FIN      bool
+	RST      bool
+	Payload  []byte
+	Encap    Encap // what the segment came through; kept per direction for Request.Encap
+	// Path identifies the encapsulation path (VLAN IDs, VNI, tunnel
+	// endpoints and keys; see encap.go), the same both ways: a direction
+	// is keyed by its addresses and Path, so that tenants reusing
+	// addresses are kept apart. 0 without identifying encapsulation.
+	// Engine sets it from the decoder.
+	Path uint64
+}
+
+// AssemblerStats count what the assembler saw.
+type AssemblerStats struct {
+	Flows          uint64 // connections (client directions) seen; a direction tracked again after eviction or expiry is not counted again
+	Requests       uint64
+	ParseErrors    uint64        // junk runs, bad framing
+	NonHTTP        NonHTTPCounts // client streams of another protocol (TLS, SSH, ...), by StreamKind: skipped
+	Gaps           uint64        // holes in a stream given up on
+	Overflows      uint64        // times a buffer cap forced bytes to be dropped
+	SegmentsDenied uint64        // segments of new connections ignored because MaxFlows were tracked
+	Evicted        uint64        // halves forgotten at MaxFlows to make room: without data (a SYN and nothing else), else quiet for a second
+	LateSegments   uint64        // segments of a connection direction that had ended (FIN, RST), dropped: retransmissions, its SYN again
+}
+
+type role uint8
+
+const (
+	roleUnknown role = iota
+	roleClient
+	roleServer
+)
+
+// half is one direction of a connection.
+type half struct {
+	key      flowKey
+	role     role
+	synced   bool
+	fin      bool
+	encap    Encap  // of the last segment with data: Request.Encap
+	next     uint32 // next expected sequence number
+	finSeq   uint32
+	start    uint32 // the first stream byte seen: the ISN + 1, or the first payload's
+	lastSeen int64
+	ooo      []segment // out of order, sorted by seq
+	oooBytes int
+	gapSince int64
+	parser   *reqParser
+	lineCap  int // capacity of the parser's buffers, counted in the total
+}
+
+// FlowCost is the fixed bytes a tracked direction takes (its struct, its
+// parser and its map entry, rounded up), bounded by MaxFlows.
+const FlowCost = int(unsafe.Sizeof(half{})+unsafe.Sizeof(flowKey{})+unsafe.Sizeof(reqParser{})) + 16
+
+// held is the bytes counted for h against the caps: out-of-order segments
+// and the parser's buffers, by capacity.
+func (h *half) held() int { return h.oooBytes + h.lineCap }
+
+type segment struct {
+	seq  uint32
+	data []byte
+}
+
+// flowKey is a direction's key: its addresses and its encapsulation path.
+type flowKey struct {
+	src, dst netip.AddrPort
+	path     uint64
+}
+
+// seqDiff is a - b in sequence space (RFC 9293 §3.4), wrap-around safe:
+// in [-2^31, 2^31). It is widened to int64 so that negating it never
+// overflows: two segments exactly 2^31 apart give -2^31, and -(-2^31) must
+// be 2^31, not -2^31 again (which once sliced a payload at a negative
+// index).
+func seqDiff(a, b uint32) int64 { return int64(int32(a - b)) }

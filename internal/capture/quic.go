@@ -1,0 +1,131 @@
+package capture
+
+import (
+	"time"
+
+	"github.com/urldedupd/urldedupd/internal/quic"
+	"github.com/urldedupd/urldedupd/internal/tlshello"
+)
+
+// quicPort is the UDP port QUIC runs on for HTTP/3: a long header packet
+// of a version not understood is counted (QUICStats.UnknownVersion) only
+// to or from it, as elsewhere it is more likely another protocol.
+const quicPort = 443
+
+// QUICStats count the UDP datagrams read as QUIC and the ClientHellos
+// found in their Initial packets.
+type QUICStats struct {
+	quic.Stats        // the datagrams, packets and connections (see internal/quic)
+	NoSNI      uint64 // ClientHellos without a server name: recorded under the server's address
+	ECH        uint64 // ClientHellos with an encrypted_client_hello extension: the name recorded is the public one
+	Errors     uint64 // ClientHellos put together that could not be parsed: not recorded
+	TunnelPort uint64 // datagrams on a UDP tunnel's port read as QUIC, not as the tunnel (Reasons: ReasonTunnelPort)
+}
+
+// Counter is one named count, for summaries and metrics.
+type Counter struct {
+	Name  string // snake_case: "auth_failed"
+	Help  string
+	Value uint64
+}
+
+// Counters lists s's counts by name, in a fixed order: what the --json
+// summary ("quic_" + Name) and the metrics
+// (urldedupd_capture_quic_NAME_total) show.
+func (s *QUICStats) Counters() []Counter {
+	return []Counter{
+		{"datagrams", "UDP datagrams read as QUIC: a long header Initial of a version understood, or any long header to or from port 443", s.Datagrams},
+		{"packets", "long header packets in them (coalesced packets counted one by one)", s.Packets},
+		{"initials", "Initial packets of a version understood, from clients and servers", s.Initials},
+		{"decrypted", "client Initial packets decrypted and authenticated", s.Decrypted},
+		{"auth_failed", "Initial packets that failed authentication (or too short to try): not trusted", s.AuthFailed},
+		{"unknown_version", "long header packets of a QUIC version not understood (not decrypted)", s.UnknownVersion},
+		{"malformed", "truncated long headers, and authenticated Initials with a frame an Initial may not carry: not trusted", s.Malformed},
+		{"hellos", "ClientHellos put together from CRYPTO frames", s.Hellos},
+		{"not_hello", "connections whose CRYPTO data was not a ClientHello of at most 16 KiB: given up", s.NotHello},
+		{"late", "Initials of connections already reported (retransmissions, after a Retry or a version negotiation): ignored", s.Late},
+		{"from_server", "Initials from the server side of a connection followed: ignored", s.FromServer},
+		{"connections", "connections followed (their first Initial authenticated)", s.Conns},
+		{"evicted", "connections dropped at the connection or memory cap before their ClientHello was whole", s.Evicted},
+		{"expired", "connections dropped: no whole ClientHello within 10 s of packet time", s.Expired},
+		{"crypto_dropped", "CRYPTO frames dropped: more than 32 separate ranges pending", s.CryptoDropped},
+		{"hellos_without_sni", "ClientHellos without a server name: recorded under the server's address", s.NoSNI},
+		{"ech_hellos", "ClientHellos with an encrypted_client_hello extension: the name recorded is the public one", s.ECH},
+		{"hello_errors", "ClientHellos put together that could not be parsed: not recorded", s.Errors},
+		{"tunnel_port", "UDP datagrams on a tunnel's port (from it, or to it and not decoded as the tunnel) read as QUIC", s.TunnelPort},
+	}
+}
+
+// Add adds o's counts to s.
+func (s *QUICStats) Add(o *QUICStats) {
+	s.Stats.Add(&o.Stats)
+	s.NoSNI += o.NoSNI
+	s.ECH += o.ECH
+	s.Errors += o.Errors
+	s.TunnelPort += o.TunnelPort
+}
+
+// quicReader reads the ClientHellos of QUIC connections out of client
+// Initial packets (internal/quic) and records them as the assembler records a
+// TLS ClientHello.
+type quicReader struct {
+	tr    *quic.Tracker
+	emit  func(*Request)
+	now   time.Time
+	encap Encap // of the datagram being read: a ClientHello is reported while its last one is
+	req   Request
+	url   []byte
+	stats QUICStats // NoSNI, ECH, Errors, TunnelPort; the rest is tr.Stats
+}
+
+func newQUICReader(opts *quic.Options, emit func(*Request)) *quicReader {
+	q := &quicReader{emit: emit}
+	q.tr = quic.NewTracker(opts, q.hello)
+	return q
+}
+
+// isQUIC reports whether a UDP payload between ports src and dst is given
+// to the tracker: it starts with an Initial of a version understood, or
+// with any long header to or from port 443.
+func isQUIC(payload []byte, src, dst uint16) bool {
+	if quic.IsInitial(payload) {
+		return true
+	}
+	if src != quicPort && dst != quicPort {
+		return false
+	}
+	_, ok := quic.IsLongHeader(payload)
+	return ok
+}
+
+// add takes a datagram the decoder found to be QUIC.
+func (q *quicReader) add(ts time.Time, seg *Segment) {
+	q.now, q.encap = ts, seg.Encap
+	q.tr.Add(ts, seg.Src, seg.Dst, seg.Payload)
+}
+
+// hello records a ClientHello: URL https://SNI[:port]/, or the server's
+// address without SNI.
+func (q *quicReader) hello(c *quic.ClientHello) {
+	q.req = Request{Time: q.now, Src: c.Client, Dst: c.Server, Proto: ProtoQUIC, Encap: q.encap}
+	if err := tlshello.Parse(c.Message, &q.req.Hello); err != nil {
+		q.stats.Errors++
+		return
+	}
+	if len(q.req.Hello.ServerName) == 0 {
+		q.stats.NoSNI++
+	}
+	if q.req.Hello.ECH {
+		q.stats.ECH++
+	}
+	q.url = appendHTTPSURL(q.url[:0], q.req.Hello.ServerName, c.Server)
+	q.req.URL = q.url
+	q.emit(&q.req)
+	q.req = Request{}
+}
+
+func (q *quicReader) currentStats() QUICStats {
+	s := q.stats
+	s.Stats = q.tr.Stats
+	return s
+}

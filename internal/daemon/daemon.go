@@ -1,0 +1,342 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/urldedupd/urldedupd/internal/api"
+	"github.com/urldedupd/urldedupd/internal/capture"
+	"github.com/urldedupd/urldedupd/internal/state"
+)
+
+// Config configures a Daemon.
+type Config struct {
+	Sources []SourceConfig
+	Capture capture.Options
+	// Events is where first-seen requests go, as JSON lines.
+	Events *EventLog
+	// Socket is the Unix socket of the API ("" for none), created with
+	// SocketMode (0660 when zero).
+	Socket     string
+	SocketMode os.FileMode
+	// SocketOwner, when set, owns the socket (its uid and primary gid):
+	// the user serve drops to, so that it and its group can connect.
+	SocketOwner *User
+	// Listen is an optional TCP address for the API. A non-loopback one
+	// needs AllowRemote and Token.
+	Listen      string
+	AllowRemote bool
+	Token       string
+	API         api.Options
+	// HeaderTimeout bounds the reading of a request's head (zero: 10
+	// seconds); IdleTimeout closes a kept-alive connection that sends no
+	// next request (zero: 60 seconds). Bodies are bounded by
+	// API.BodyTimeout.
+	HeaderTimeout time.Duration
+	IdleTimeout   time.Duration
+	// MaxConns caps the API connections open at once across the listeners
+	// (zero: DefaultMaxConns). Beyond it a new connection waits in the
+	// kernel's listen backlog until one closes.
+	MaxConns int
+	// ShutdownTimeout is the grace given at shutdown to requests whose body
+	// has arrived (zero: 5 seconds); connections still open after it are
+	// closed. Requests still receiving their body are answered 503 at once.
+	ShutdownTimeout time.Duration
+	Logger          *slog.Logger
+}
+
+// Defaults of Config, and the cap on a request's head: enough for a GET
+// of a maximal URL percent-encoded, far from net/http's 1 MiB. A
+// connection costs about 10 KiB of RssAnon while it idles and about
+// 0.65 MiB while it holds a maximal head unfinished (the head, grown by
+// doubling, net/http's buffers and the collector's slack; measured with
+// 400 such connections): DefaultMaxConns connections doing that at once
+// hold about 650 MiB, for at most the header timeout.
+const (
+	DefaultHeaderTimeout   = 10 * time.Second
+	DefaultIdleTimeout     = 60 * time.Second
+	DefaultShutdownTimeout = 5 * time.Second
+	DefaultMaxConns        = 1024
+	MaxHeaderBytes         = 256 << 10
+)
+
+// Errors of New.
+var (
+	ErrRemoteNeedsFlag  = errors.New("listening on a non-loopback address needs remote access allowed")
+	ErrRemoteNeedsToken = errors.New("listening on a non-loopback address needs a bearer token")
+	ErrSocketInUse      = errors.New("socket is in use by a running process")
+	// ErrSocketPathTaken is returned when the socket path is a file,
+	// directory or anything else that is not a socket.
+	ErrSocketPathTaken = errors.New("exists and is not a socket")
+	// ErrSocketPathTooLong is returned for a socket path longer than a
+	// Unix socket address holds.
+	ErrSocketPathTooLong = fmt.Errorf("path longer than the %d bytes a Unix socket address holds", maxSocketPath)
+)
+
+// Daemon is a configured `serve`: its sockets are open, so privileges can
+// be dropped before Run.
+type Daemon struct {
+	cfg       Config
+	state     *state.State
+	afterSync func() error // tests: called at shutdown after the state is synced
+	sources   []*source
+	listeners []net.Listener
+	socket    os.FileInfo // the socket file as made, so that exit removes it and no other
+	metrics   *metrics
+	log       *slog.Logger
+}
+
+// New opens the capture sources and the listeners. The API and the
+// capture sources decide against st (capture sources each request at once
+// or in batches, as st's InFlight says); Run syncs st at shutdown. The
+// caller keeps st open until Run returns, and closes it.
+// A configuration Check refuses comes back before anything is opened; on
+// any other error New closes what it opened.
+func New(st *state.State, cfg Config) (*Daemon, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	d := &Daemon{cfg: cfg, state: st, log: cfg.Logger}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	if err := d.open(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	d.metrics = newMetrics(d)
+	return d, nil
+}
+
+// open opens the capture sources, then the Unix socket, then the TCP
+// listener.
+func (d *Daemon) open() error {
+	cfg := &d.cfg
+	for _, sc := range cfg.Sources {
+		live, err := capture.OpenLive(sc.Iface, &capture.LiveOptions{BPF: sc.BPF})
+		if err != nil {
+			return err
+		}
+		d.sources = append(d.sources, &source{cfg: sc, live: live})
+	}
+	if cfg.Socket != "" {
+		l, err := listenUnix(cfg.Socket, cfg.SocketMode, cfg.SocketOwner)
+		if err != nil {
+			return err
+		}
+		d.listeners = append(d.listeners, l)
+		d.socket, _ = os.Lstat(cfg.Socket)
+		if u := cfg.SocketOwner; u != nil && !canUnlinkIn(filepath.Dir(cfg.Socket), u) {
+			d.log.Warn("the socket's directory is not writable by the user to switch to: the socket will stay after exit (the next start replaces it)",
+				"socket", cfg.Socket, "user", u.Name)
+		}
+	}
+	if cfg.Listen != "" {
+		l, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("daemon: listen %s: %w", cfg.Listen, err)
+		}
+		d.listeners = append(d.listeners, l)
+	}
+	return nil
+}
+
+// Check reports a configuration that can never work: a Listen that is not
+// host:port with a port number or service name, a non-loopback one without AllowRemote and Token, a Socket
+// path too long. New calls it first; a caller may call it before opening
+// anything else.
+func (c *Config) Check() error {
+	if c.Listen != "" {
+		if err := checkListen(c); err != nil {
+			return err
+		}
+	}
+	if len(c.Socket) > maxSocketPath {
+		return fmt.Errorf("daemon: socket %s: %w", c.Socket, ErrSocketPathTooLong)
+	}
+	return nil
+}
+
+func checkListen(cfg *Config) error {
+	host, port, err := net.SplitHostPort(cfg.Listen)
+	if err == nil {
+		// A number, or a service named in /etc/services: no network asked.
+		_, err = net.DefaultResolver.LookupPort(context.Background(), "tcp", port)
+	}
+	if err != nil {
+		return fmt.Errorf("daemon: listen %q: %w", cfg.Listen, err)
+	}
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	switch {
+	case !cfg.AllowRemote:
+		return fmt.Errorf("daemon: listen %s: %w", cfg.Listen, ErrRemoteNeedsFlag)
+	case cfg.Token == "":
+		return fmt.Errorf("daemon: listen %s: %w", cfg.Listen, ErrRemoteNeedsToken)
+	}
+	return nil
+}
+
+// Close closes the sources and listeners New opened (a listener's close
+// removes its socket file): for a start-up that fails after New. Run
+// closes everything itself.
+func (d *Daemon) Close() {
+	for _, s := range d.sources {
+		s.live.Close()
+	}
+	for _, l := range d.listeners {
+		l.Close()
+	}
+}
+
+// Run serves until ctx ends: then it stops the sources, stops the API
+// (requests being decided get ShutdownTimeout; slow clients are cut off,
+// which is not an error), flushes the event log and syncs the state.
+// SIGHUP reopens the event log.
+func (d *Daemon) Run(ctx context.Context) error {
+	apiOpts := d.cfg.API
+	apiOpts.Token = d.cfg.Token
+	apiOpts.Observe = d.metrics.observe
+	apiOpts.MaxConns = d.cfg.MaxConns // a share of the in-flight bytes is kept for each connection
+	if apiOpts.MaxConns <= 0 {
+		apiOpts.MaxConns = DefaultMaxConns
+	}
+	mux := http.NewServeMux()
+	apiSrv := api.New(d.state, &apiOpts)
+	d.metrics.watchAPI(apiSrv)
+	apiHandler := apiSrv.Handler()
+	mux.Handle("/v1/", apiHandler)
+	mux.Handle("/healthz", apiHandler)
+	mux.Handle("/metrics", api.RequireToken(d.cfg.Token, promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{})))
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: orDefault(d.cfg.HeaderTimeout, DefaultHeaderTimeout),
+		IdleTimeout:       orDefault(d.cfg.IdleTimeout, DefaultIdleTimeout),
+		MaxHeaderBytes:    MaxHeaderBytes,
+	}
+	conns := newAPIConns()
+	conns.install(srv)
+	limit := newConnLimit(apiOpts.MaxConns)
+	d.metrics.watchConns(limit)
+
+	srcCtx, stopSources := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); releaseMemory(srcCtx, conns) }()
+	for _, s := range d.sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.run(srcCtx, d.state, d.cfg.Events, &d.cfg.Capture, d.log)
+		}()
+	}
+	serveErr := make(chan error, len(d.listeners))
+	for _, l := range d.listeners {
+		d.log.Info("API listening", "addr", l.Addr().String())
+		go func() { serveErr <- srv.Serve(limit.listener(l)) }()
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	flush := time.NewTicker(time.Second)
+	defer flush.Stop()
+	var eventsReport eventLogReport
+
+	var err error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-hup:
+			if err := d.cfg.Events.Reopen(); err != nil {
+				d.log.Error("event log not reopened: writing on to the old file; the next SIGHUP tries again", "err", err)
+			} else {
+				d.log.Info("event log reopened")
+			}
+		case now := <-flush.C:
+			_ = d.cfg.Events.Flush()
+			eventsReport.check(d.cfg.Events, d.log, now)
+		case e := <-serveErr:
+			if !errors.Is(e, http.ErrServerClosed) {
+				err = e
+				break loop
+			}
+		}
+	}
+	d.log.Info("shutting down")
+	stopSources()
+	wg.Wait()
+	err = errors.Join(err, d.shutdownAPI(srv, apiSrv, conns), d.cfg.Events.Flush())
+	err = errors.Join(err, d.state.Sync())
+	if d.afterSync != nil {
+		err = errors.Join(err, d.afterSync())
+	}
+	if d.cfg.Socket != "" {
+		// Closing the listener removed it, unless --user may not write
+		// its directory (New warned then). A socket at the path now may
+		// be another serve's, started since: only ours is removed.
+		if fi, e := os.Lstat(d.cfg.Socket); e == nil && sameSocket(fi, d.socket) {
+			if e := os.Remove(d.cfg.Socket); e != nil && !errors.Is(e, fs.ErrNotExist) {
+				d.log.Warn("socket not removed", "err", e)
+			}
+		}
+	}
+	return err
+}
+
+// sameSocket reports whether fi is the socket file made: the same inode,
+// and the same time of change (an inode freed by the listener's close may
+// be reused at once for another socket).
+func sameSocket(fi, made os.FileInfo) bool {
+	return made != nil && os.SameFile(fi, made) && fi.ModTime().Equal(made.ModTime())
+}
+
+// shutdownAPI stops the API: requests still receiving their body are
+// answered 503 at once, connections with no request being served (idle,
+// silent, or still sending a request's head) are closed, and requests
+// being decided get the grace to finish; connections still open after it
+// are closed. Cutting clients off is not an error.
+func (d *Daemon) shutdownAPI(srv *http.Server, apiSrv *api.Server, conns *apiConns) error {
+	apiSrv.Drain()
+	grace := orDefault(d.cfg.ShutdownTimeout, DefaultShutdownTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Shutdown(ctx) }()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		conns.closeWaiting() // again while Shutdown runs: a connection may have been accepted meanwhile
+		select {
+		case err := <-done:
+			if errors.Is(err, context.DeadlineExceeded) {
+				d.log.Warn("closing API connections still open after the shutdown grace", "grace", grace)
+				err = srv.Close()
+			}
+			return err
+		case <-tick.C:
+		}
+	}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}

@@ -1,0 +1,247 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/urldedupd/urldedupd/internal/audit"
+	"github.com/urldedupd/urldedupd/internal/capture"
+	"github.com/urldedupd/urldedupd/internal/state"
+)
+
+// SourceConfig is one capture source.
+type SourceConfig struct {
+	Iface string
+	BPF   string
+}
+
+// source runs one live capture and publishes its figures for metrics.
+type source struct {
+	cfg    SourceConfig
+	live   capture.Source
+	up     atomic.Bool
+	panics atomic.Uint64 // engines restarted after a panic
+
+	mu        sync.Mutex
+	base      capture.Stats // summed figures of engines that panicked
+	stats     capture.Stats
+	counts    audit.Counts
+	undecided uint64 // requests the backend could not decide
+
+	// told are the undecoded reasons already logged (a reason is logged
+	// the first time it is published); at most capture.MaxReasons+1 (the
+	// lumped ones, as the zero Reason).
+	told []capture.Reason
+	log  *slog.Logger
+}
+
+// snapshot returns the last published figures.
+func (s *source) snapshot() (capture.Stats, audit.Counts, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats, s.counts, s.undecided
+}
+
+// publish makes an engine's figures, on top of those of the engines before
+// it, and the recorder's, the source's.
+func (s *source) publish(st capture.Stats, rec *recorder) {
+	cnt := rec.Counts()
+	s.mu.Lock()
+	s.stats, s.counts, s.undecided = addStats(s.base, st), cnt, rec.undecided
+	all := s.stats.Reasons
+	s.mu.Unlock()
+	s.tellUndecoded(&all)
+}
+
+// tellUndecoded logs each reason of undecoded frames the first time it is
+// met: "frames not decoded" with the reason (link type 127 (IEEE 802.11
+// radiotap)) and the count so far.
+func (s *source) tellUndecoded(r *capture.Reasons) {
+	if s.log == nil {
+		return
+	}
+	tell := func(why capture.Reason, what string, n uint64) {
+		if slices.Contains(s.told, why) {
+			return
+		}
+		s.told = append(s.told, why)
+		s.log.Warn("frames not decoded", "iface", s.cfg.Iface, "reason", what, "frames", n)
+	}
+	for _, c := range r.Counts() {
+		if c.Undecoded() {
+			tell(c.Reason, c.Reason.String(), c.Frames)
+		}
+	}
+	if r.LumpedUndecoded > 0 {
+		tell(capture.Reason{}, "further link types or protocols", r.LumpedUndecoded)
+	}
+}
+
+// restartPause is how long a source waits before it starts a new engine
+// after one gave up on repeated panics.
+const restartPause = 100 * time.Millisecond
+
+// crashReportEvery is the least time between two log lines about panics
+// of one source.
+const crashReportEvery = 10 * time.Second
+
+// run captures until ctx ends or the source fails (its interface is gone);
+// a failure is logged and marks the source down, and the daemon goes on
+// serving. Nothing else ends the capture. A request the backend cannot
+// decide is counted (see recorder). A panic while a frame is read or
+// handled drops the source's engine (its reassembly state: every
+// connection it tracks); the panic is counted and logged, and a new engine
+// goes on with the next frame.
+func (s *source) run(ctx context.Context, st *state.State, events *EventLog, opts *capture.Options, log *slog.Logger) {
+	defer s.live.Close()
+	signer := st.Signer()
+	rec := newRecorder(func() *audit.Log {
+		return audit.New(st, signer, events, audit.NewJSON, false, nil)
+	}, s.cfg.Iface, log)
+	s.up.Store(true)
+	s.log = log
+	log.Info("capture started", "iface", s.cfg.Iface, "bpf", s.cfg.BPF)
+	var (
+		runErr     error
+		lastReport time.Time
+		reported   uint64
+	)
+	var eng *capture.Engine
+	for {
+		pipe := audit.NewPipeline(opts, rec, events.Flush)
+		eng = pipe.Engine
+		eng.Name = s.cfg.Iface
+		eng.OnPanic = func(p *capture.PanicError) {
+			// The engine dropped the packet's connection and goes on; it
+			// counts the panic in its Stats.
+			if now := time.Now(); now.Sub(lastReport) >= crashReportEvery {
+				log.Error("capture recovered from a panic; capture goes on", "iface", s.cfg.Iface, "err", p, "stack", string(p.Stack))
+				lastReport = now
+			}
+		}
+		eng.Tick = func() { s.publish(eng.Stats(), rec) }
+		var crash *engineCrash
+		crash, runErr = runGuarded(ctx, pipe, s.live)
+		if crash == nil && errors.Is(runErr, capture.ErrPanic) && ctx.Err() == nil {
+			// The engine gave up after two panics with no frame between
+			// them (in the source, or in an idle flush). The interface
+			// is still there: start again, after a pause that bounds how
+			// fast a fault that persists can spin.
+			s.mu.Lock()
+			s.base = addStats(s.base, statsAfterCrash(eng))
+			s.mu.Unlock()
+			select {
+			case <-ctx.Done():
+			case <-time.After(restartPause):
+			}
+			continue
+		}
+		if crash == nil {
+			break
+		}
+		s.mu.Lock()
+		s.base = addStats(s.base, crash.stats)
+		s.mu.Unlock()
+		n := s.panics.Add(1)
+		if now := time.Now(); now.Sub(lastReport) >= crashReportEvery {
+			log.Error("capture: a frame crashed the capture engine; its connections are dropped and capture goes on",
+				"iface", s.cfg.Iface, "panics", n-reported, "panics_total", n, "panic", crash.value, "stack", crash.stack)
+			lastReport, reported = now, n
+		}
+	}
+	if err := rec.Close(); err != nil { // decides and writes what is still queued
+		log.Error("capture: the last requests could not be decided", "iface", s.cfg.Iface, "undecided_total", rec.undecided, "err", err)
+	}
+	eng.Tick()
+	s.up.Store(false)
+	switch {
+	case ctx.Err() != nil:
+		st, _, _ := s.snapshot()
+		if not := st.Reasons.Describe(); len(not) > 0 {
+			log.Info("capture stopped", "iface", s.cfg.Iface, "undecoded_frames", st.Undecoded, "undecoded", strings.Join(not, "; "))
+		} else {
+			log.Info("capture stopped", "iface", s.cfg.Iface)
+		}
+	default:
+		log.Error("capture failed; the API keeps serving", "iface", s.cfg.Iface, "err", runErr)
+	}
+}
+
+// engineCrash is a panic recovered from an engine's Run.
+type engineCrash struct {
+	value string
+	stack string
+	stats capture.Stats // the engine's figures when it crashed
+}
+
+// runGuarded runs pipe on src, turning a panic into an engineCrash.
+func runGuarded(ctx context.Context, pipe *audit.Pipeline, src capture.Source) (crash *engineCrash, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			crash = &engineCrash{value: fmt.Sprint(v), stack: string(debug.Stack())}
+			crash.stats = statsAfterCrash(pipe.Engine)
+		}
+	}()
+	return nil, pipe.Run(ctx, src)
+}
+
+// statsAfterCrash reads a crashed engine's figures, or none if that panics
+// too.
+func statsAfterCrash(eng *capture.Engine) (st capture.Stats) {
+	defer func() { recover() }()
+	return eng.Stats()
+}
+
+// addStats adds an engine's counters to those of the engines before it.
+// KernelDrops is the source's own running total, so b's is taken as is.
+func addStats(a, b capture.Stats) capture.Stats {
+	a.Packets += b.Packets
+	a.Bytes += b.Bytes
+	a.TCP += b.TCP
+	a.Other += b.Other
+	a.Undecoded += b.Undecoded
+	a.Reasons.Merge(&b.Reasons)
+	a.Fragments += b.Fragments
+	a.Defrag.Reassembled += b.Defrag.Reassembled
+	a.Defrag.Timeouts += b.Defrag.Timeouts
+	a.Defrag.Evicted += b.Defrag.Evicted
+	a.Defrag.Invalid += b.Defrag.Invalid
+	a.DecodeErrors += b.DecodeErrors
+	a.KernelDrops = max(a.KernelDrops, b.KernelDrops)
+	a.Panics += b.Panics
+	for p := range a.Records {
+		a.Records[p] += b.Records[p]
+	}
+	a.TLS.NoSNI += b.TLS.NoSNI
+	a.TLS.ECH += b.TLS.ECH
+	a.TLS.Errors += b.TLS.Errors
+	a.TLS.TooLarge += b.TLS.TooLarge
+	a.QUIC.Add(&b.QUIC)
+	a.H2C.Connections += b.H2C.Connections
+	a.H2C.Upgrades += b.H2C.Upgrades
+	a.H2C.FrameErrors += b.H2C.FrameErrors
+	a.H2C.HPACKErrors += b.H2C.HPACKErrors
+	a.H2C.OverCap += b.H2C.OverCap
+	a.H2C.Lost += b.H2C.Lost
+	x, y := &a.Assembler, &b.Assembler
+	x.Flows += y.Flows
+	x.Requests += y.Requests
+	x.ParseErrors += y.ParseErrors
+	for k := range x.NonHTTP {
+		x.NonHTTP[k] += y.NonHTTP[k]
+	}
+	x.Gaps += y.Gaps
+	x.Overflows += y.Overflows
+	x.SegmentsDenied += y.SegmentsDenied
+	x.Evicted += y.Evicted
+	x.LateSegments += y.LateSegments
+	return a
+}

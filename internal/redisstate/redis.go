@@ -1,0 +1,344 @@
+package redisstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/urldedupd/urldedupd/internal/bitcheck"
+	"github.com/urldedupd/urldedupd/internal/bloomlayout"
+	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/keyed"
+	"github.com/urldedupd/urldedupd/internal/signature"
+)
+
+// Errors.
+var (
+	// ErrUnavailable wraps a failure to reach Redis or to run a batch.
+	ErrUnavailable = errors.New("redis unavailable")
+	// ErrBadURL is returned for a backend address that is none of
+	// redis://host:port/db, rediss://…, redis-cluster://host:port,host:port,
+	// rediss-cluster://… and unix:///path/redis.sock, or does not parse.
+	ErrBadURL = errors.New("bad redis address")
+)
+
+// OnError says what a batch that Redis did not decide becomes.
+type OnError int
+
+const (
+	// Fail returns the error: nothing is answered.
+	Fail OnError = iota
+	// AssumeNew answers every URL of the batch new, and counts it.
+	AssumeNew
+)
+
+// Options configure Open. Zero fields take the defaults.
+type Options struct {
+	Prefix string // key prefix; default "urldedupd"
+	Create bool   // write the metadata key when there is none
+	// Spec, when set, is the format the caller requires (format.ErrMismatch
+	// for a state of another), and the one Create makes.
+	Spec *format.Spec
+	// New, when set, is the metadata Create writes: layout, sizes, plan
+	// and, for the Keyed layout, the key (New.Key, required then), which
+	// a state in Redis keeps in its metadata key.
+	New      *format.Meta
+	OnError  OnError
+	Timeout  time.Duration // per batch, retries included; default 10 s
+	Attempts int           // connection attempts at Open; default 5
+	// Replicas, when above 0, makes every batch wait (WAIT) until that
+	// many replicas of each master it wrote to have acknowledged it; a
+	// batch they do not acknowledge within Timeout fails. Without it, a
+	// master that dies before its replica has a bit can lose the bit in
+	// the failover, and the URL can be answered new a second time.
+	Replicas int
+}
+
+// Redis is a bitmap in Redis. It is safe for concurrent use.
+type Redis struct {
+	c         redis.UniversalClient
+	prefix    string
+	keys      [signature.Shards]string
+	leaseKeys [signature.Shards]string // DSBF: the room leased from each leaf
+	meta      format.Meta
+	onError   OnError
+	timeout   time.Duration
+	replicas  int
+	cluster   *redis.ClusterClient // when c is a cluster
+	scratch   sync.Pool            // *scratch
+	assumed   atomic.Uint64
+	keyed     *keyed.Redis // Keyed layout: the decide script on the same keys
+	geo       keyed.Geometry
+	full      atomic.Uint64                   // Keyed: answered new, not stored (both buckets full)
+	tree      *bloomlayout.Tree               // DSBF layout: the leaves are the shard keys
+	split     [signature.Shards]atomic.Bool   // DSBF: leaves seen split (for ever)
+	count     [signature.Shards]atomic.Uint64 // DSBF: each leaf's count, as last known here
+	pool      [signature.Shards]atomic.Uint64 // DSBF: room leased from each leaf and not used
+}
+
+// Open connects to addr (redis://[user:pass@]host:port[/db] or
+// redis-cluster://host:port,host:port,…; rediss:// for TLS; unix://path for
+// a Unix socket, ?db=N), checks or
+// creates the metadata key, and returns the backend.
+func Open(ctx context.Context, addr string, opts *Options) (*Redis, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	c, err := newClient(addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	r := &Redis{c: c, prefix: opts.Prefix, onError: opts.OnError, timeout: timeout, replicas: opts.Replicas}
+	r.cluster, _ = c.(*redis.ClusterClient)
+	if r.prefix == "" {
+		r.prefix = "urldedupd"
+	}
+	for i := range r.keys {
+		r.keys[i] = r.prefix + ":" + format.ShardName(i)
+		r.leaseKeys[i] = r.prefix + ":lease:" + format.ShardName(i)
+	}
+	attempts := opts.Attempts
+	if attempts <= 0 {
+		attempts = 5
+	}
+	if err := r.ping(ctx, attempts); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := r.loadMeta(ctx, opts); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if r.meta.Spec.Layout == format.DSBF {
+		if err := r.loadTree(ctx); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	if r.meta.Spec.Layout == format.Keyed {
+		if r.geo, err = keyed.NewGeometry(r.meta.Sizes.ShardBytes); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
+		}
+		r.keyed = keyed.NewRedis(c, r.prefix, r.geo)
+		if err := keyed.LoadScript(ctx, c); err != nil { // so the first batch need not learn of NOSCRIPT
+			c.Close()
+			return nil, fmt.Errorf("redisstate: %w: %v", ErrUnavailable, err)
+		}
+	}
+	return r, nil
+}
+
+// newClient connects to addr. Reads may take as long as a batch may: a
+// WAIT for replicas can take that long, and a read that times out leaves a
+// batch that may have run without an answer.
+func newClient(addr string, timeout time.Duration) (redis.UniversalClient, error) {
+	u, err := url.Parse(addr)
+	if err != nil {
+		return nil, fmt.Errorf("redisstate: %w: %q: %v", ErrBadURL, addr, err)
+	}
+	switch u.Scheme {
+	case "redis", "rediss", "unix":
+		o, err := redis.ParseURL(addr)
+		if err != nil {
+			return nil, fmt.Errorf("redisstate: %w: %v", ErrBadURL, err)
+		}
+		o.MaxRetries = -1 // never re-send a batch that may have run
+		o.ReadTimeout, o.WriteTimeout = timeout+time.Second, timeout+time.Second
+		return redis.NewClient(o), nil
+	case "redis-cluster", "rediss-cluster":
+		o := &redis.ClusterOptions{Addrs: strings.Split(u.Host, ","), MaxRetries: -1, MaxRedirects: 8,
+			ReadTimeout: timeout + time.Second, WriteTimeout: timeout + time.Second}
+		if u.User != nil {
+			o.Username = u.User.Username()
+			o.Password, _ = u.User.Password()
+		}
+		if u.Scheme == "rediss-cluster" {
+			c, err := redis.ParseURL("rediss://" + strings.Split(u.Host, ",")[0])
+			if err != nil {
+				return nil, fmt.Errorf("redisstate: %w: %v", ErrBadURL, err)
+			}
+			o.TLSConfig = c.TLSConfig
+		}
+		return redis.NewClusterClient(o), nil
+	}
+	return nil, fmt.Errorf("redisstate: %w: %q (want redis://host:port/db, rediss://…, redis-cluster://host:port,…, rediss-cluster://… or unix:///path/redis.sock)", ErrBadURL, addr)
+}
+
+// ping connects, retrying with backoff: nothing has been sent yet.
+func (r *Redis) ping(ctx context.Context, attempts int) error {
+	var err error
+	wait := 100 * time.Millisecond
+	for i := 0; i < attempts; i++ {
+		if err = r.c.Ping(ctx).Err(); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+	return fmt.Errorf("redisstate: %w: %v (after %d attempts)", ErrUnavailable, err, attempts)
+}
+
+func (r *Redis) metaKey() string { return r.prefix + ":meta" }
+
+// loadMeta reads and validates the metadata key, creating it (SET NX) when
+// asked; a concurrent creator's metadata wins and is validated.
+func (r *Redis) loadMeta(ctx context.Context, opts *Options) error {
+	data, err := r.c.Get(ctx, r.metaKey()).Bytes()
+	if errors.Is(err, redis.Nil) {
+		if !opts.Create {
+			return fmt.Errorf("redisstate: %s: %w", r.metaKey(), format.ErrNoState)
+		}
+		m, merr := newMeta(opts)
+		if merr != nil {
+			return merr
+		}
+		text, _ := m.MarshalText()
+		if err := r.c.SetNX(ctx, r.metaKey(), text, 0).Err(); err != nil {
+			return fmt.Errorf("redisstate: create %s: %w: %v", r.metaKey(), ErrUnavailable, err)
+		}
+		data, err = r.c.Get(ctx, r.metaKey()).Bytes()
+	}
+	if err != nil {
+		return fmt.Errorf("redisstate: read %s: %w: %v", r.metaKey(), ErrUnavailable, err)
+	}
+	if err := r.meta.UnmarshalText(data); err != nil {
+		return fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
+	}
+	if err := inRedis(r.meta.Spec.Layout); err != nil {
+		return fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
+	}
+	if opts.Spec != nil {
+		if err := r.meta.Require(r.metaKey(), *opts.Spec); err != nil {
+			return fmt.Errorf("redisstate: %w", err)
+		}
+	}
+	return nil
+}
+
+// newMeta returns the metadata Create makes from opts.
+func newMeta(opts *Options) (format.Meta, error) {
+	m, err := format.Creating(opts.Spec, opts.New, time.Now())
+	if err == nil {
+		err = inRedis(m.Spec.Layout)
+	}
+	if err != nil {
+		return m, fmt.Errorf("redisstate: %w", err)
+	}
+	return m, nil
+}
+
+// inRedis returns an error wrapping format.ErrLayout for a layout this
+// build keeps only in state directories: bloom and mdbf, whose URLs' bits
+// are spread over the whole state (a DSBF's are in one leaf, one key).
+func inRedis(l format.Layout) error {
+	if l.Filter() && l != format.DSBF {
+		return fmt.Errorf("%w: layout %s is kept in a state directory only in this build (in Redis: bitmap, keyed or dsbf)", format.ErrLayout, l.Name())
+	}
+	return nil
+}
+
+// Meta returns the state's metadata; for the Keyed layout it carries the
+// key (Meta.Key).
+func (r *Redis) Meta() format.Meta { return r.meta }
+
+// Client returns the Redis client, for tools and tests that read or write
+// the state's keys themselves.
+func (r *Redis) Client() redis.UniversalClient { return r.c }
+
+// NotStored returns how many URLs were answered new without being stored
+// because both their buckets were full (Keyed layout; 0 for Bitmap).
+func (r *Redis) NotStored() uint64 { return r.full.Load() }
+
+// shard returns the shard that holds sig.
+func (r *Redis) shard(sig signature.Signature) uint8 {
+	if r.keyed != nil {
+		return uint8(uint64(sig) >> 56)
+	}
+	return sig.Shard()
+}
+
+// Assumed returns how many URLs were answered new under AssumeNew.
+func (r *Redis) Assumed() uint64 { return r.assumed.Load() }
+
+// offset maps a bit to its Redis SETBIT offset, so that the string's bytes
+// equal the shard file's (LSB-first within each byte).
+func offset(bit uint32) int64 { return int64(bit&^7 | (7 - bit&7)) }
+
+// KeyedFill counts the occupied slots of every bucket of a Keyed state,
+// reading each key in pieces of 4 MiB (GETRANGE); bytes a key does not
+// have are empty buckets.
+func (r *Redis) KeyedFill(ctx context.Context) (keyed.Fill, error) {
+	var f keyed.Fill
+	if r.keyed == nil {
+		return f, fmt.Errorf("redisstate: %w: KeyedFill on layout %s", format.ErrLayout, r.meta.Spec.Layout)
+	}
+	const piece = 4 << 20
+	size := r.meta.Sizes.ShardBytes
+	for i, k := range r.keys {
+		var got int64
+		for off := int64(0); off < size; off += piece {
+			b, err := r.c.GetRange(ctx, k, off, min(off+piece, size)-1).Bytes()
+			if err != nil {
+				return f, fmt.Errorf("redisstate: GETRANGE %s: %w: %v", k, ErrUnavailable, err)
+			}
+			short := int64(len(b)) < min(piece, size-off) // the key ends here: the rest is zeros
+			if r := len(b) % keyed.BucketBytes; r != 0 {
+				b = append(b, make([]byte, keyed.BucketBytes-r)...) // a key ends where its last slot was written
+			}
+			f.AddBytes(uint8(i), b)
+			got += int64(len(b))
+			if short {
+				break
+			}
+		}
+		empty := uint64(size-got) / keyed.BucketBytes
+		f.Hist[0] += empty
+		f.Buckets += empty
+	}
+	return f, nil
+}
+
+// Fill counts the set bits of every key (BITCOUNT) of a Bitmap state.
+func (r *Redis) Fill(ctx context.Context) (bitcheck.Fill, error) {
+	var f bitcheck.Fill
+	pipe := r.c.Pipeline()
+	cmds := make([]*redis.IntCmd, signature.Shards)
+	for i, k := range r.keys {
+		cmds[i] = pipe.BitCount(ctx, k, nil)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return f, fmt.Errorf("redisstate: BITCOUNT: %w: %v", ErrUnavailable, err)
+	}
+	for i, c := range cmds {
+		f.Shard[i] = uint64(c.Val())
+	}
+	return f, nil
+}
+
+// String names the backend for messages: its address without password.
+func (r *Redis) String() string { return "redis " + r.prefix }
+
+// Close gives back the room this process leased from a DSBF's leaves and
+// did not use, and closes the connections.
+func (r *Redis) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	err := r.giveBack(ctx)
+	return errors.Join(err, r.c.Close())
+}

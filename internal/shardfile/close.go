@@ -1,0 +1,119 @@
+package shardfile
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/signature"
+)
+
+// Path returns the state directory.
+func (d *Dir) Path() string { return d.path }
+
+// Meta returns the state's metadata.
+func (d *Dir) Meta() format.Meta { return d.meta }
+
+// ReadOnly reports whether the shards are mapped read-only.
+func (d *Dir) ReadOnly() bool { return d.readOnly }
+
+// Created reports whether Open created the state.
+func (d *Dir) Created() bool { return d.created }
+
+// Key returns a Keyed state's secret key, read from its key file and
+// checked against the metadata's key id; nil for other layouts.
+func (d *Dir) Key() *signature.Key { return d.key }
+
+// Shard returns the mapped bytes of shard i (0 ≤ i < 256), Meta().Sizes.ShardBytes long.
+// The slice aliases the shared mapping: it is valid until Close, and a
+// read-only Dir's slice must not be written.
+func (d *Dir) Shard(i int) []byte { return d.maps[i] }
+
+// Sync writes every dirty shard page to disk and waits for it (msync
+// MS_SYNC). It is a no-op on a read-only Dir.
+func (d *Dir) Sync() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	return d.syncLocked()
+}
+
+func (d *Dir) syncLocked() error {
+	if d.readOnly {
+		return nil
+	}
+	var errs []error
+	for i, m := range d.maps {
+		if err := syncMap(m); err != nil {
+			errs = append(errs, fmt.Errorf("shardfile: sync %s/%s: %w", d.path, format.ShardName(i), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close stops the background flush, syncs, unmaps every shard and releases
+// the lock, returning every error it met. Closing twice returns nil.
+func (d *Dir) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	d.mu.Unlock()
+	if d.stop != nil {
+		close(d.stop)
+		<-d.flushed
+	}
+	var err error
+	if !d.noSync {
+		err = d.syncLocked()
+	}
+	return errors.Join(err, d.release())
+}
+
+// release unmaps and unlocks whatever was set up.
+func (d *Dir) release() error {
+	var errs []error
+	for i, m := range d.maps {
+		if m != nil {
+			if err := m.Unmap(); err != nil {
+				errs = append(errs, fmt.Errorf("shardfile: unmap %s: %w", format.ShardName(i), err))
+			}
+			d.maps[i] = nil
+		}
+	}
+	if d.lock != nil {
+		errs = append(errs, d.lock.Close()) // closing drops the flock
+		d.lock = nil
+	}
+	return errors.Join(errs...)
+}
+
+func (d *Dir) flushLoop(every time.Duration) {
+	defer close(d.flushed)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-t.C:
+			d.mu.Lock()
+			if !d.closed {
+				d.syncErr = d.syncLocked()
+			}
+			d.mu.Unlock()
+		}
+	}
+}
+
+// FlushError returns the error of the last background flush, or nil.
+func (d *Dir) FlushError() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.syncErr
+}

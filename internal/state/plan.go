@@ -1,0 +1,113 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/keyed"
+	"github.com/urldedupd/urldedupd/internal/signature"
+)
+
+// ErrPlan is returned by Init.Meta when a state cannot be made as asked: a
+// size its layout cannot have, or a capacity and false-duplicate chance it
+// cannot meet. The message says what can.
+var ErrPlan = errors.New("state: cannot be sized as asked")
+
+// Init is what a new state is asked to be: its spec, and either its size,
+// or the distinct URLs it must hold (Capacity) with at most a FalseDup
+// chance that the next new one is reported a duplicate, or both (the plan
+// is then checked against the size). Neither: the smallest state, 512 MiB.
+type Init struct {
+	Spec     format.Spec
+	Size     int64 // bytes of the whole state: 256 shards of a power of two from 2 MiB
+	Capacity uint64
+	FalseDup float64
+	// Key is a keyed state's secret key (every layout but Bitmap); nil
+	// makes a new one from crypto/rand.
+	Key *signature.Key
+	// Filter are the parameters asked of a layout of the Bloom family;
+	// a zero field is chosen (see FilterPlan).
+	Filter format.Filter
+}
+
+// Meta returns the metadata of the state i asks for, with its key for the
+// Keyed layout, for Options.New.
+func (i Init) Meta(now time.Time) (format.Meta, error) {
+	m := format.NewMeta(i.Spec, now)
+	if i.Capacity != 0 && !(i.FalseDup > 0 && i.FalseDup < 1) || i.Capacity == 0 && i.FalseDup != 0 {
+		return m, fmt.Errorf("%w: a plan is a capacity of at least 1 URL and a false-duplicate chance between 0 and 1 (have %d and %g)", ErrPlan, i.Capacity, i.FalseDup)
+	}
+	if i.Size != 0 {
+		if i.Size%format.Shards != 0 {
+			return m, fmt.Errorf("%w: %d bytes is not 256 shards of a whole size", ErrPlan, i.Size)
+		}
+		m.Sizes.ShardBytes = i.Size / format.Shards
+		if err := i.Spec.Layout.CheckSizes(m.Sizes); err != nil {
+			return m, fmt.Errorf("%w: %d bytes: %w", ErrPlan, i.Size, err)
+		}
+	}
+	m.Capacity, m.FalseDup = i.Capacity, i.FalseDup
+	switch i.Spec.Layout {
+	case format.Bitmap:
+		if i.Key != nil {
+			return m, fmt.Errorf("%w: layout %s has no key", ErrPlan, i.Spec.Layout.Name())
+		}
+		if i.Capacity != 0 {
+			if p := BitmapFalseDup(i.Capacity); p > i.FalseDup {
+				return m, fmt.Errorf("%w: after %d URLs the bitmap reports a new URL a duplicate with chance %.3g, over %g; the keyed layout can",
+					ErrPlan, i.Capacity, p, i.FalseDup)
+			}
+		}
+		return m, nil
+	case format.Keyed, format.Bloom, format.MDBF, format.DSBF:
+		var err error
+		if i.Spec.Layout == format.Keyed {
+			err = i.planKeyed(&m)
+		} else {
+			err = i.planFilter(&m)
+		}
+		if err != nil {
+			return m, err
+		}
+		k := i.Key
+		if k == nil {
+			nk, err := keyed.NewKey()
+			if err != nil {
+				return m, err
+			}
+			k = &nk
+		}
+		m.Key, m.KeyID = k, format.KeyID(*k)
+		return m, nil
+	}
+	return m, fmt.Errorf("%w: layout %s", ErrPlan, i.Spec.Layout)
+}
+
+func (i Init) planKeyed(m *format.Meta) error {
+	if i.Capacity == 0 {
+		return nil // the size asked, or the smallest
+	}
+	g, err := keyed.Plan(i.Capacity, i.FalseDup)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrPlan, err)
+	}
+	if i.Size == 0 {
+		m.Sizes.ShardBytes = g.ShardBytes
+		return nil
+	}
+	if g.ShardBytes > m.Sizes.ShardBytes {
+		return fmt.Errorf("%w: %d URLs at a false-duplicate chance of %g need %d MiB; %d MiB was asked",
+			ErrPlan, i.Capacity, i.FalseDup, g.StateBytes()>>20, i.Size>>20)
+	}
+	return nil
+}
+
+// BitmapFalseDup is the chance that the next new URL is reported a
+// duplicate by a bitmap holding n distinct URLs: the fraction of its 2^32
+// bits set, 1 − (1 − 2^−32)^n.
+func BitmapFalseDup(n uint64) float64 {
+	return -math.Expm1(float64(n) * math.Log1p(-1/float64(1<<32)))
+}
