@@ -14,11 +14,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/urldedupd/urldedupd/internal/redistest"
 )
 
 // redisCluster starts 6 redis-server processes in cluster mode on free
@@ -42,69 +43,8 @@ func redisClusterFailover(t *testing.T) (masters []string, kill func(addr string
 
 func redisClusterTimeout(t *testing.T, nodeTimeoutMS int) (masters []string, kill func(addr string)) {
 	t.Helper()
-	var addrs []string
-	pids := map[string]int{}
-	for i := 0; i < 6; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		dir := filepath.Join(t.TempDir(), fmt.Sprint(port))
-		os.MkdirAll(dir, 0o755)
-		cmd := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--dir", dir,
-			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", fmt.Sprint(nodeTimeoutMS),
-			"--appendonly", "yes", "--save", "", "--protected-mode", "no")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
-		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", port))
-		pids[addrs[len(addrs)-1]] = cmd.Process.Pid
-	}
-	for _, a := range addrs {
-		_, port, _ := net.SplitHostPort(a)
-		for i := 0; ; i++ {
-			if out, _ := exec.Command("redis-cli", "-p", port, "ping").Output(); strings.TrimSpace(string(out)) == "PONG" {
-				break
-			}
-			if i == 100 {
-				t.Fatalf("redis-server %s did not start", a)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	args := append([]string{"--cluster", "create"}, addrs...)
-	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
-	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
-		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
-	}
-	_, port, _ := net.SplitHostPort(addrs[0])
-	for i := 0; ; i++ { // bounded wait for the cluster to agree
-		out, _ := exec.Command("redis-cli", "-p", port, "cluster", "info").Output()
-		if strings.Contains(string(out), "cluster_state:ok") {
-			break
-		}
-		if i == 200 {
-			t.Fatalf("cluster not ok:\n%s", out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	for _, m := range addrs[:3] { // bounded wait for every replica to be in sync
-		_, port, _ := net.SplitHostPort(m)
-		for i := 0; ; i++ {
-			out, _ := exec.Command("redis-cli", "-p", port, "info", "replication").Output()
-			if strings.Contains(string(out), "role:master") && strings.Contains(string(out), "state=online") {
-				break
-			}
-			if i == 300 {
-				t.Fatalf("replica of %s not in sync:\n%s", m, out)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	return addrs[:3], func(addr string) { syscall.Kill(pids[addr], syscall.SIGKILL) }
+	c := redistest.StartCluster(t, time.Duration(nodeTimeoutMS)*time.Millisecond)
+	return c.Masters, c.Kill
 }
 
 // Exactly once across 4 filter processes against a Redis Cluster of 3

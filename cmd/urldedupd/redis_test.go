@@ -23,32 +23,8 @@ import (
 // and files.
 func redisServer(t *testing.T, dir string) (addr string, stop func(), start func()) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	addr = fmt.Sprintf("127.0.0.1:%d", port)
-	var cmd *exec.Cmd
-	start = func() {
-		cmd = exec.Command("redis-server", "--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--dir", dir,
-			"--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "no")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		redistest.WaitReady(t, port)
-	}
-	stop = func() {
-		if cmd != nil && cmd.Process != nil {
-			syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
-			cmd.Wait()
-			cmd = nil
-		}
-	}
-	start()
-	t.Cleanup(stop)
-	return addr, stop, start
+	p := redistest.Start(t, dir, "--appendonly", "yes", "--appendfsync", "always")
+	return p.Addr, p.Kill, func() { p.Restart(t) }
 }
 
 // Four filter processes at once on overlapping inputs against one Redis:
