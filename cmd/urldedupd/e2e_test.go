@@ -280,7 +280,7 @@ func filterKilled(t *testing.T, stateArgs ...string) (printedURLs []string, writ
 
 func run(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(binary, patientRedis(args)...)
 	cmd.Stdin = stdin
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
@@ -291,6 +291,20 @@ func run(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string, 
 		t.Fatal(err)
 	}
 	return o.String(), e.String(), code
+}
+
+// patientRedis gives a command against Redis (--backend) a --redis-timeout
+// of 120 s unless it names its own: the default 10 s is a product choice,
+// and a redis-server with appendfsync always on a loaded machine's disk
+// can take longer than that to answer a batch (TestRedisLocalCache failed
+// "i/o timeout" beside a build writing 512 MiB states). Tests of the
+// timeout itself pass --redis-timeout.
+func patientRedis(args []string) []string {
+	i := slices.Index(args, "--backend")
+	if i < 0 || i+1 >= len(args) || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--redis-timeout") }) {
+		return args
+	}
+	return slices.Concat(args[:i+2], []string{"--redis-timeout", "120s"}, args[i+2:])
 }
 
 // SIGINT: a filter waiting on an idle pipe stops with exit code 130 and all

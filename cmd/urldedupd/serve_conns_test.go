@@ -62,7 +62,11 @@ func openFDs(t *testing.T, pid int) int {
 // them, then is answered. 400 connections each sending a 250,000-byte head
 // then hold at most 40 heads at once (without the cap: 400, over 200 MiB).
 func TestServeMaxConns(t *testing.T) {
-	const maxConns, headerTimeout = 40, 3 * time.Second
+	// The header timeout is long enough that the two hostile clients'
+	// connections are all open at once even when starting the second takes
+	// seconds on a loaded machine (with 3 s, the first 20 were closed
+	// before the second 20 connected: the gauge read 20).
+	const maxConns, headerTimeout = 40, 8 * time.Second
 	dir := newServeState(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -139,7 +143,7 @@ func TestServeMaxConns(t *testing.T) {
 	// Maximal slow heads: only maxConns of them are read at once.
 	base := rssAnon(t, pid)
 	peak := peakRSS(t, pid)
-	heads := hostile(t, "headers", "--addr", sock, "--conns", "400", "--head-size", "250000", "--duration", "8")
+	heads := hostile(t, "headers", "--addr", sock, "--conns", "400", "--head-size", "250000", "--duration", fmt.Sprint(int(headerTimeout.Seconds())+5))
 	res := heads.result(t)
 	top := peak()
 	t.Logf("400 heads of 250,000 bytes: %+v; RssAnon %d MiB before, peak %d MiB", res, base>>20, top>>20)
