@@ -14,10 +14,13 @@ build:
 deps:
 	@bash scripts/install-deps.sh
 
+# The tests' temporary files go to a directory scripts/test-tmpdir.sh makes
+# (a tmpfs when there is one with room), removed at the end.
 test: deps
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 60m ./...
-	$(GO) test -count=1 -race -timeout 30m . ./internal/...
+	@tmp=$$(bash scripts/test-tmpdir.sh) && trap 'rm -rf "$$tmp"' EXIT && echo "tests' TMPDIR=$$tmp" && \
+	TMPDIR=$$tmp $(GO) test -count=1 -timeout 60m ./... && \
+	TMPDIR=$$tmp $(GO) test -count=1 -race -timeout 30m . ./internal/...
 	@$(MAKE) --no-print-directory fuzz-short
 
 race:
