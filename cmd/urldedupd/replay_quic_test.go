@@ -16,7 +16,7 @@ import (
 // QUIC_WRITE_CAPTURES=1 in internal/quic, then this output checked by hand).
 func quicCaptures(t *testing.T) []string {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "..", "pkg", "quic", "testdata", "quicgo-*.pcap"))
+	paths, err := filepath.Glob(filepath.Join("..", "..", "internal", "quic", "testdata", "quicgo-*.pcap"))
 	if err != nil || len(paths) < 6 {
 		t.Fatalf("QUIC captures: %v %q", err, paths)
 	}

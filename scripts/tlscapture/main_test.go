@@ -14,7 +14,7 @@ import (
 // offered; the one without SNI is found to have none.
 func TestWithServerName(t *testing.T) {
 	for _, tc := range templates {
-		msg, err := os.ReadFile(filepath.Join("..", "..", "pkg", "tlshello", "testdata", tc.name+".hello"))
+		msg, err := os.ReadFile(filepath.Join("..", "..", "internal", "tlshello", "testdata", tc.name+".hello"))
 		if err != nil {
 			t.Fatal(err)
 		}
