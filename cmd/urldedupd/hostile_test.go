@@ -72,7 +72,7 @@ func TestShardSymlinkRefused(t *testing.T) {
 	}
 	zero, _ := os.ReadFile(outside)
 	other := newState(t)
-	capfile := filepath.Join("..", "..", "pkg", "capture", "testdata", "captures", "http.pcap")
+	capfile := filepath.Join("..", "..", "internal", "capture", "testdata", "captures", "http.pcap")
 	// http://x.example/336 signs into shard 3a, so a filter that followed
 	// the link would set a bit in the outside file.
 	in := strings.Repeat("http://x.example/336\n", 3) + "http://new.example/\n"

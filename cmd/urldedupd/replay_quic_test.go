@@ -16,7 +16,7 @@ import (
 // QUIC_WRITE_CAPTURES=1 in internal/quic, then this output checked by hand).
 func quicCaptures(t *testing.T) []string {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "..", "pkg", "quic", "testdata", "quicgo-*.pcap"))
+	paths, err := filepath.Glob(filepath.Join("..", "..", "internal", "quic", "testdata", "quicgo-*.pcap"))
 	if err != nil || len(paths) < 6 {
 		t.Fatalf("QUIC captures: %v %q", err, paths)
 	}
@@ -68,44 +68,4 @@ func lastJSON(t *testing.T, stderr string) map[string]uint64 {
 		t.Fatalf("summary: %v\n%s", err, stderr)
 	}
 	return sum
-}
-
-// tshark, which derives the Initial keys and decrypts the ClientHellos
-// itself, finds the server names replay records. It shows every
-// ClientHello it decrypts, the ones a client sends again after a Retry or
-// a version negotiation too (the same connection, recorded once by
-// urldedupd): its distinct names in order are compared.
-func TestReplayQUICTshark(t *testing.T) {
-	if _, err := exec.LookPath("tshark"); err != nil {
-		t.Fatal("tshark is needed (make test installs it): ", err)
-	}
-	for _, pcap := range quicCaptures(t) {
-		out, err := exec.Command("tshark", "-n", "-r", pcap, "-Y", "quic && tls.handshake.type==1",
-			"-T", "fields", "-e", "tls.handshake.extensions_server_name").Output()
-		if err != nil {
-			t.Fatalf("tshark %s: %v", pcap, err)
-		}
-		var theirs []string
-		for _, l := range strings.Fields(string(out)) {
-			if len(theirs) == 0 || theirs[len(theirs)-1] != l {
-				theirs = append(theirs, l)
-			}
-		}
-		dir := filepath.Join(t.TempDir(), "state")
-		if out, err := exec.Command(binary, "--dir", dir, "init").CombinedOutput(); err != nil {
-			t.Fatalf("init: %v %s", err, out)
-		}
-		recs, stderr, code := run(t, nil, "--dir", dir, "replay", "--dry-run", "--json", pcap)
-		var ours []string
-		for _, l := range strings.Split(strings.TrimSpace(recs), "\n") {
-			var r struct{ Proto, SNI string }
-			if err := json.Unmarshal([]byte(l), &r); err != nil || r.Proto != "quic" {
-				t.Fatalf("%s: record %q: %v", pcap, l, err)
-			}
-			ours = append(ours, r.SNI)
-		}
-		if code != 0 || len(ours) == 0 || strings.Join(ours, " ") != strings.Join(theirs, " ") {
-			t.Errorf("%s: exit %d, names %q, tshark %q\n%s", pcap, code, ours, theirs, stderr)
-		}
-	}
 }

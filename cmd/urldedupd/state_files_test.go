@@ -29,7 +29,7 @@ func withUmask(t *testing.T, umask string, args ...string) (string, int) {
 // state made by init or filter, a snapshot, replay's -o file. The old code
 // made the metadata 0644 and a snapshot directory 0755 under umask 077.
 func TestModesFollowUmask(t *testing.T) {
-	capfile := filepath.Join("..", "..", "pkg", "capture", "testdata", "captures", "http.pcap")
+	capfile := filepath.Join("..", "..", "internal", "capture", "testdata", "captures", "http.pcap")
 	for _, tc := range []struct {
 		umask     string
 		file, dir os.FileMode
