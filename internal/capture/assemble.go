@@ -122,24 +122,6 @@ type Request struct {
 	Hello tlshello.Hello
 }
 
-// Segment is the part of a TCP segment the assembler needs.
-type Segment struct {
-	Src, Dst netip.AddrPort
-	Seq      uint32
-	SYN      bool
-	ACK      bool
-	FIN      bool
-	RST      bool
-	Payload  []byte
-	Encap    Encap // what the segment came through; kept per direction for Request.Encap
-	// Path identifies the encapsulation path (VLAN IDs, VNI, tunnel
-	// endpoints and keys; see encap.go), the same both ways: a direction
-	// is keyed by its addresses and Path, so that tenants reusing
-	// addresses are kept apart. 0 without identifying encapsulation.
-	// Engine sets it from the decoder.
-	Path uint64
-}
-
 // AssemblerStats count what the assembler saw.
 type AssemblerStats struct {
 	Flows          uint64 // connections (client directions) seen; a direction tracked again after eviction or expiry is not counted again

@@ -28,6 +28,4 @@ var (
 	// ErrProtos is returned by ParseProtos for a name that is not a
 	// protocol: http, tls, quic or h2c.
 	ErrProtos = errors.New("unknown protocol")
-
-	errEmpty = errors.New("empty frame")
 )
