@@ -40,7 +40,7 @@ type AssemblerOptions struct {
 	GapTimeout time.Duration
 	// MaxClosed caps the connection directions remembered after they
 	// ended (FIN, RST) or stopped being tracked (idle, evicted), each
-	// ClosedCost bytes: the oldest is forgotten first.
+	// closedCost bytes: the oldest is forgotten first.
 	MaxClosed int
 	// ClosedLinger is how long, in packet time, a closed direction is
 	// remembered: its late segments (retransmissions after FIN or RST, its

@@ -61,7 +61,7 @@ func (s *Stats) Decoded() uint64 { return s.TCP + s.Other + s.Fragments }
 // not safe for concurrent use; run one per source.
 type Engine struct {
 	dec    *decode.Decoder
-	asm    *Assembler
+	asm    *assembler
 	quic   *quicReader // nil unless Protos has ProtoQUIC
 	ports  *[65536]bool
 	protos Protos
@@ -99,7 +99,7 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 	if e.protos == 0 {
 		e.protos = AllProtos
 	}
-	e.asm = NewAssembler(&opts.Assembler, e.record)
+	e.asm = newAssembler(&opts.Assembler, e.record)
 	e.asm.protos = e.protos
 	if e.protos.Has(ProtoQUIC) {
 		e.quic = newQUICReader(&opts.QUIC, e.record)
