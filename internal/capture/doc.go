@@ -4,10 +4,10 @@
 //
 // An Engine takes frames from a Source (capture files through OpenFiles,
 // an interface through OpenLive; package internal/capture/source), decodes
-// them down to TCP and UDP (link types, layer 2, IP, tunnels, fragments),
-// reassembles the client side of each TCP connection (Assembler), follows
-// QUIC Initials, and hands every request found to its emit function as a
-// Request, held to the text rule (TextSafe). Options select the protocols
+// them down to TCP and UDP (link types, layer 2, IP, tunnels, fragments;
+// package internal/capture/decode), reassembles the client side of each
+// TCP connection, follows QUIC Initials, and hands every request found to
+// its emit function as a Request, held to the text rule (TextSafe). Options select the protocols
 // (Protos), ports, tunnels and the caps on memory; Stats count what was
 // seen, by reason.
 //
