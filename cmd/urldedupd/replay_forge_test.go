@@ -33,13 +33,16 @@ func forbiddenInText(s string) (rune, bool) {
 // HTTP/1 requests whose Host header (or target) carries bytes that would
 // forge a record in the text output: a lone CR and a tab made
 // "new\thttp://one.example\rdup\thttp://forged.example/x/a", read as two
-// records. Each is replayed from a capture, three times: the default
-// output and `replay --all` write exactly one line for the request, its
-// URL with the Host's forbidden characters made '_' (as an SNI's or an
-// h2c :authority's are) and the target's percent-encoded; the JSON record
-// (the event log's format) is one line holding none of them either.
+// records. The requests are replayed from one capture (a connection each),
+// three times: the default output and `replay --all` write exactly one line
+// for each request, its URL with the Host's forbidden characters made '_'
+// (as an SNI's or an h2c :authority's are) and the target's
+// percent-encoded; the JSON record (the event log's format) is one line
+// each holding none of them either. That each request gives that URL is
+// internal/capture's TestForgedHostURLs (the same table); this test keeps
+// what the outputs make of them.
 func TestReplayForgedHostRecords(t *testing.T) {
-	for _, c := range []struct {
+	cases := []struct {
 		name, host, target, want string
 	}{
 		{"cr and tab", "one.example\rdup\thttp://forged.example", "/x/a", "http://one.example_dup_http:__forged.example/x/a"},
@@ -59,31 +62,37 @@ func TestReplayForgedHostRecords(t *testing.T) {
 		{"line separator in target", "t.example", "/y/\u2028dup", "http://t.example/y/%E2%80%A8dup"},
 		{"raw csi in absolute target", "t.example", "http://abs.example/\x9b2J", "http://abs.example/%9B2J"},
 		{"unicode host kept", "bücher.example", "/x/a", "http://bücher.example/x/a"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			req := "GET " + c.target + " HTTP/1.1\r\nHost: " + c.host + "\r\nUser-Agent: t\r\n\r\n"
-			ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: net.IP{10, 0, 0, 1}, DstIP: net.IP{10, 0, 0, 2}}
-			pcap := filepath.Join(t.TempDir(), "forge.pcap")
-			writePcap(t, pcap, layers.LinkTypeRaw, [][]byte{serializeTCP(t, ip, 40000, req)})
-			dir := t.TempDir()
+	}
+	var frames [][]byte
+	var want, wantAll strings.Builder
+	for i, c := range cases {
+		req := "GET " + c.target + " HTTP/1.1\r\nHost: " + c.host + "\r\nUser-Agent: t\r\n\r\n"
+		ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: net.IP{10, 0, 0, 1}, DstIP: net.IP{10, 0, 0, 2}}
+		frames = append(frames, serializeTCP(t, ip, uint16(40000+i), req))
+		want.WriteString(c.want + "\n")
+		wantAll.WriteString("dup\t" + c.want + "\n")
+	}
+	pcap := filepath.Join(t.TempDir(), "forge.pcap")
+	writePcap(t, pcap, layers.LinkTypeRaw, frames)
+	dir := t.TempDir()
 
-			out, stderr, code := run(t, nil, "--dir", dir, "replay", pcap) // creates the state
-			if r, bad := forbiddenInText(out); code != 0 || bad || out != c.want+"\n" {
-				t.Fatalf("replay: exit %d, output %q (forbidden %q), want %q\n%s", code, out, r, c.want+"\n", stderr)
-			}
-			out, stderr, code = run(t, nil, "--dir", dir, "replay", "--dry-run", "--all", pcap)
-			if code != 0 || out != "dup\t"+c.want+"\n" {
-				t.Fatalf("replay --all: exit %d, output %q, want %q\n%s", code, out, "dup\t"+c.want+"\n", stderr)
-			}
-			out, stderr, code = run(t, nil, "--dir", dir, "replay", "--dry-run", "--json", pcap)
-			var rec struct{ URL string }
-			lines := strings.SplitAfter(strings.TrimSuffix(out, "\n"), "\n")
-			if r, bad := forbiddenInText(out); code != 0 || bad || len(lines) != 1 {
-				t.Fatalf("replay --json: exit %d, %d lines (forbidden %q): %q\n%s", code, len(lines), r, out, stderr)
-			}
-			if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil || rec.URL != c.want {
-				t.Fatalf("replay --json: %v, url %q, want %q", err, rec.URL, c.want)
-			}
-		})
+	out, stderr, code := run(t, nil, "--dir", dir, "replay", pcap) // creates the state
+	if r, bad := forbiddenInText(out); code != 0 || bad || out != want.String() {
+		t.Fatalf("replay: exit %d, output %q (forbidden %q), want %q\n%s", code, out, r, want.String(), stderr)
+	}
+	out, stderr, code = run(t, nil, "--dir", dir, "replay", "--dry-run", "--all", pcap)
+	if code != 0 || out != wantAll.String() {
+		t.Fatalf("replay --all: exit %d, output %q, want %q\n%s", code, out, wantAll.String(), stderr)
+	}
+	out, stderr, code = run(t, nil, "--dir", dir, "replay", "--dry-run", "--json", pcap)
+	lines := strings.SplitAfter(strings.TrimSuffix(out, "\n"), "\n")
+	if r, bad := forbiddenInText(out); code != 0 || bad || len(lines) != len(cases) {
+		t.Fatalf("replay --json: exit %d, %d lines (forbidden %q): %q\n%s", code, len(lines), r, out, stderr)
+	}
+	for i, c := range cases {
+		var rec struct{ URL string }
+		if err := json.Unmarshal([]byte(lines[i]), &rec); err != nil || rec.URL != c.want {
+			t.Errorf("%s: replay --json: %v, url %q, want %q", c.name, err, rec.URL, c.want)
+		}
 	}
 }

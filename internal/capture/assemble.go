@@ -40,7 +40,7 @@ type AssemblerOptions struct {
 	GapTimeout time.Duration
 	// MaxClosed caps the connection directions remembered after they
 	// ended (FIN, RST) or stopped being tracked (idle, evicted), each
-	// ClosedCost bytes: the oldest is forgotten first.
+	// closedCost bytes: the oldest is forgotten first.
 	MaxClosed int
 	// ClosedLinger is how long, in packet time, a closed direction is
 	// remembered: its late segments (retransmissions after FIN or RST, its
@@ -120,24 +120,6 @@ type Request struct {
 	Tunnel bool
 	// Hello is what the ClientHello offered, for ProtoTLS and ProtoQUIC.
 	Hello tlshello.Hello
-}
-
-// Segment is the part of a TCP segment the assembler needs.
-type Segment struct {
-	Src, Dst netip.AddrPort
-	Seq      uint32
-	SYN      bool
-	ACK      bool
-	FIN      bool
-	RST      bool
-	Payload  []byte
-	Encap    Encap // what the segment came through; kept per direction for Request.Encap
-	// Path identifies the encapsulation path (VLAN IDs, VNI, tunnel
-	// endpoints and keys; see encap.go), the same both ways: a direction
-	// is keyed by its addresses and Path, so that tenants reusing
-	// addresses are kept apart. 0 without identifying encapsulation.
-	// Engine sets it from the decoder.
-	Path uint64
 }
 
 // AssemblerStats count what the assembler saw.

@@ -6,14 +6,14 @@ import (
 	"github.com/urldedupd/urldedupd/internal/h2c"
 )
 
-// Assembler reassembles the client-to-server direction of TCP connections
+// assembler reassembles the client-to-server direction of TCP connections
 // and finds the HTTP requests in it.
 //
 // It takes segments in capture order, from any number of connections, and
 // calls the emit function, in stream order per connection, for every
 // request. Time is packet time throughout. An Assembler is not safe for
 // concurrent use.
-type Assembler struct {
+type assembler struct {
 	opts   AssemblerOptions
 	emit   func(*Request)
 	flows  map[flowKey]*half
@@ -35,10 +35,10 @@ type Assembler struct {
 	Stats AssemblerStats
 }
 
-// NewAssembler returns an Assembler that calls emit for every request.
+// newAssembler returns an assembler that calls emit for every request.
 // opts may be nil.
-func NewAssembler(opts *AssemblerOptions, emit func(*Request)) *Assembler {
-	a := &Assembler{emit: emit, flows: make(map[flowKey]*half), protos: AllProtos}
+func newAssembler(opts *AssemblerOptions, emit func(*Request)) *assembler {
+	a := &assembler{emit: emit, flows: make(map[flowKey]*half), protos: AllProtos}
 	if opts != nil {
 		a.opts = *opts
 	}
@@ -52,18 +52,18 @@ func NewAssembler(opts *AssemblerOptions, emit func(*Request)) *Assembler {
 // end of their headers, and capacity kept for the next ones (the buffers'
 // capacity, not only their length). It never exceeds MaxBuffer after Add
 // returns. Each tracked direction takes FlowCost bytes more.
-func (a *Assembler) Buffered() int { return a.buffered }
+func (a *assembler) Buffered() int { return a.buffered }
 
 // Flows returns the number of connection directions tracked.
-func (a *Assembler) Flows() int { return len(a.flows) }
+func (a *assembler) Flows() int { return len(a.flows) }
 
 // Add takes one TCP segment captured at time ts.
-func (a *Assembler) Add(ts time.Time, s *Segment) {
+func (a *assembler) Add(ts time.Time, s *Segment) {
 	a.add(ts, s)
 	a.busy = nil
 }
 
-func (a *Assembler) add(ts time.Time, s *Segment) {
+func (a *assembler) add(ts time.Time, s *Segment) {
 	now := ts.UnixNano()
 	switch {
 	case now > a.now:
@@ -143,7 +143,7 @@ func (a *Assembler) add(ts time.Time, s *Segment) {
 	a.maybeFinish(h)
 }
 
-func (a *Assembler) syn(h *half, s *Segment) {
+func (a *assembler) syn(h *half, s *Segment) {
 	if h.synced && h.start == s.Seq+1 {
 		// Its SYN sent again (the same ISN): the stream goes on. Data in
 		// it (Fast Open) is a retransmission, trimmed like any other.
@@ -178,7 +178,7 @@ func (a *Assembler) syn(h *half, s *Segment) {
 
 // late reports whether s belongs to c, a direction that was closed: a
 // retransmission of bytes it carried, or its SYN sent again.
-func (a *Assembler) late(c closedHalf, s *Segment) bool {
+func (a *assembler) late(c closedHalf, s *Segment) bool {
 	if s.SYN {
 		return s.Seq+1 == c.start
 	}
@@ -190,7 +190,7 @@ func (a *Assembler) late(c closedHalf, s *Segment) bool {
 
 // end closes h, at its FIN or an RST (ended), or at the idle timeout or
 // an eviction, and remembers where its stream ended.
-func (a *Assembler) end(h *half, ended bool) {
+func (a *assembler) end(h *half, ended bool) {
 	a.closeHalf(h)
 	a.rememberClosed(h, ended, false)
 }
@@ -199,14 +199,14 @@ func (a *Assembler) end(h *half, ended bool) {
 // direction that carried no byte (a SYN, a port scan's RST) is not
 // remembered, so that a SYN flood does not fill the table, unless it is
 // evicted, to be counted once if its data come after all.
-func (a *Assembler) rememberClosed(h *half, ended, evicted bool) {
+func (a *assembler) rememberClosed(h *half, ended, evicted bool) {
 	if !h.synced || h.role == roleUnknown || (h.next == h.start && !evicted) {
 		return
 	}
 	a.closed.remember(h.key, closedHalf{start: h.start, end: h.next, role: h.role, ended: ended, at: a.now})
 }
 
-func (a *Assembler) finOnly(h *half, s *Segment) {
+func (a *assembler) finOnly(h *half, s *Segment) {
 	if s.FIN {
 		h.next = s.Seq + uint32(len(s.Payload)) + 1 // FIN takes a number
 		a.remove(h)                                 // servers hold nothing but their half
@@ -214,7 +214,7 @@ func (a *Assembler) finOnly(h *half, s *Segment) {
 	}
 }
 
-func (a *Assembler) setClient(h *half) {
+func (a *assembler) setClient(h *half) {
 	if h.role != roleClient {
 		h.role = roleClient
 		a.Stats.Flows++
@@ -222,7 +222,7 @@ func (a *Assembler) setClient(h *half) {
 }
 
 // data handles a segment's payload.
-func (a *Assembler) data(h *half, seq uint32, payload []byte) {
+func (a *assembler) data(h *half, seq uint32, payload []byte) {
 	if !h.synced { // the connection started before the capture
 		h.synced, h.next, h.start = true, seq, seq
 	}
@@ -253,7 +253,7 @@ func (a *Assembler) data(h *half, seq uint32, payload []byte) {
 
 // inOrder delivers payload, which starts at or before h.next. The first
 // copy of a byte wins, whether it was delivered already or is held.
-func (a *Assembler) inOrder(h *half, seq uint32, payload []byte) {
+func (a *assembler) inOrder(h *half, seq uint32, payload []byte) {
 	for {
 		d := seqDiff(seq, h.next)
 		if -d >= int64(len(payload)) {
@@ -278,7 +278,7 @@ func (a *Assembler) inOrder(h *half, seq uint32, payload []byte) {
 }
 
 // deliver parses in-order bytes and advances the stream.
-func (a *Assembler) deliver(h *half, b []byte) {
+func (a *assembler) deliver(h *half, b []byte) {
 	h.next += uint32(len(b))
 	p := a.parserOf(h)
 	a.cur = h
@@ -289,7 +289,7 @@ func (a *Assembler) deliver(h *half, b []byte) {
 	a.account(h)
 }
 
-func (a *Assembler) parserOf(h *half) *reqParser {
+func (a *assembler) parserOf(h *half) *reqParser {
 	if h.parser == nil {
 		h.parser = newReqParser(a.opts.MaxLine)
 		h.parser.tls = a.protos.Has(ProtoTLS)
@@ -303,7 +303,7 @@ func (a *Assembler) parserOf(h *half) *reqParser {
 // next ones) into the totals. Over the flow's or the total cap, what the
 // parser holds is dropped, counted, and the flow resynchronises at its
 // next request line; the buffers are released.
-func (a *Assembler) account(h *half) {
+func (a *assembler) account(h *half) {
 	p := h.parser
 	a.Stats.Overflows += p.overflows
 	p.overflows = 0
@@ -324,7 +324,7 @@ func (a *Assembler) account(h *half) {
 	}
 }
 
-func (a *Assembler) onRequest(r *request) {
+func (a *assembler) onRequest(r *request) {
 	if r.hello != nil {
 		a.onHello(r)
 		return
@@ -346,7 +346,7 @@ func (a *Assembler) onRequest(r *request) {
 }
 
 // hold keeps a copy of an out-of-order segment, sorted by sequence number.
-func (a *Assembler) hold(h *half, seq uint32, payload []byte) {
+func (a *assembler) hold(h *half, seq uint32, payload []byte) {
 	buf := a.buffer(len(payload))
 	copy(buf, payload)
 	// The first copy of a byte wins: where held segments overlap this one,
@@ -384,7 +384,7 @@ const (
 // heldSize is the bytes a held copy of an n-byte payload takes.
 func heldSize(n int) int { return max(n, smallBuf) }
 
-func (a *Assembler) buffer(n int) []byte {
+func (a *assembler) buffer(n int) []byte {
 	if n > smallBuf {
 		return make([]byte, n)
 	}
@@ -396,14 +396,14 @@ func (a *Assembler) buffer(n int) []byte {
 	return make([]byte, n, smallBuf)
 }
 
-func (a *Assembler) release(b []byte) {
+func (a *assembler) release(b []byte) {
 	if cap(b) == smallBuf && len(a.free) < maxFree {
 		a.free = append(a.free, b[:0])
 	}
 }
 
 // drain delivers held segments that the stream has reached.
-func (a *Assembler) drain(h *half) {
+func (a *assembler) drain(h *half) {
 	for len(h.ooo) > 0 {
 		s := h.ooo[0]
 		d := seqDiff(s.seq, h.next)
@@ -426,7 +426,7 @@ func (a *Assembler) drain(h *half) {
 }
 
 // skipGap gives up on the bytes before seq.
-func (a *Assembler) skipGap(h *half, seq uint32) {
+func (a *assembler) skipGap(h *half, seq uint32) {
 	if d := seqDiff(seq, h.next); d > 0 {
 		a.Stats.Gaps++
 		a.parserOf(h).gap(d)
@@ -434,7 +434,7 @@ func (a *Assembler) skipGap(h *half, seq uint32) {
 	}
 }
 
-func (a *Assembler) maybeFinish(h *half) {
+func (a *assembler) maybeFinish(h *half) {
 	if h.fin && len(h.ooo) == 0 && seqDiff(h.finSeq, h.next) <= 0 {
 		a.end(h, true)
 	}
@@ -442,7 +442,7 @@ func (a *Assembler) maybeFinish(h *half) {
 
 // closeHalf delivers what is held (skipping holes), ends the parser and
 // forgets the half.
-func (a *Assembler) closeHalf(h *half) {
+func (a *assembler) closeHalf(h *half) {
 	a.busy = h
 	for len(h.ooo) > 0 {
 		a.skipGap(h, h.ooo[0].seq)
@@ -453,7 +453,7 @@ func (a *Assembler) closeHalf(h *half) {
 }
 
 // closeParser ends the parser's stream and releases its buffers.
-func (a *Assembler) closeParser(h *half) {
+func (a *assembler) closeParser(h *half) {
 	if p := h.parser; p != nil {
 		a.cur = h
 		p.close(a.onRequest)
@@ -466,7 +466,7 @@ func (a *Assembler) closeParser(h *half) {
 	}
 }
 
-func (a *Assembler) dropOOO(h *half) {
+func (a *assembler) dropOOO(h *half) {
 	for _, s := range h.ooo {
 		a.buffered -= cap(s.data)
 		a.release(s.data)
@@ -504,7 +504,7 @@ const evictQuiet = int64(time.Second)
 // one-byte segments must be resent every second to hold the table.
 // It reports false when every sampled half carried data within
 // evictQuiet: the table is really that busy.
-func (a *Assembler) evict() bool {
+func (a *assembler) evict() bool {
 	var quiet *half
 	n := 0
 	for _, h := range a.flows {
@@ -533,7 +533,7 @@ func (a *Assembler) evict() bool {
 }
 
 // remove forgets h and everything counted for it.
-func (a *Assembler) remove(h *half) {
+func (a *assembler) remove(h *half) {
 	a.buffered -= h.held()
 	h.ooo, h.oooBytes, h.lineCap = nil, 0, 0
 	if h.parser != nil {
@@ -546,7 +546,7 @@ func (a *Assembler) remove(h *half) {
 // interrupted the Assembler, whatever state it was left in, and recounts
 // the bytes held from the halves that remain. It returns the dropped
 // half's key. Its buffers are left to the garbage collector.
-func (a *Assembler) dropBusy() (src, dst string, ok bool) {
+func (a *assembler) dropBusy() (src, dst string, ok bool) {
 	h := a.busy
 	a.busy, a.cur = nil, nil
 	if h == nil || a.flows[h.key] != h {
@@ -562,7 +562,7 @@ func (a *Assembler) dropBusy() (src, dst string, ok bool) {
 }
 
 // sweep expires idle connections and gives up on old holes.
-func (a *Assembler) sweep() {
+func (a *assembler) sweep() {
 	a.lastSweep = a.now
 	idle, gap := a.opts.IdleTimeout.Nanoseconds(), a.opts.GapTimeout.Nanoseconds()
 	for _, h := range a.flows {
@@ -585,7 +585,7 @@ func (a *Assembler) sweep() {
 // shrink replaces the flow map when it holds a quarter or less of its
 // peak: a Go map keeps its memory when entries are deleted, and a flood
 // of connections that ended would otherwise hold it for good.
-func (a *Assembler) shrink() {
+func (a *assembler) shrink() {
 	if a.peakFlows < 1024 || len(a.flows) > a.peakFlows/4 {
 		return
 	}
@@ -599,7 +599,7 @@ func (a *Assembler) shrink() {
 // Flush ends every connection, as at the end of the input: held segments
 // are delivered with their holes skipped, and requests whose headers never
 // ended are reported.
-func (a *Assembler) Flush() {
+func (a *assembler) Flush() {
 	for _, h := range a.flows {
 		a.closeHalf(h)
 	}
@@ -609,7 +609,7 @@ func (a *Assembler) Flush() {
 }
 
 // collectErrors moves the parse errors of open connections into Stats.
-func (a *Assembler) collectErrors() {
+func (a *assembler) collectErrors() {
 	for _, h := range a.flows {
 		if h.parser != nil {
 			h.parser.collect(&a.Stats)
@@ -621,7 +621,7 @@ func (a *Assembler) collectErrors() {
 
 // CurrentStats returns the counts so far, including the parse errors of
 // connections still open.
-func (a *Assembler) CurrentStats() AssemblerStats {
+func (a *assembler) CurrentStats() AssemblerStats {
 	a.collectErrors()
 	return a.Stats
 }

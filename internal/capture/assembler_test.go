@@ -35,9 +35,9 @@ func (c conn) fin(off int) *Segment {
 	return &Segment{Src: c.src, Dst: c.dst, Seq: c.isn + 1 + uint32(off), ACK: true, FIN: true}
 }
 
-func collect(opts *AssemblerOptions) (*Assembler, *[]string) {
+func collect(opts *AssemblerOptions) (*assembler, *[]string) {
 	var got []string
-	a := NewAssembler(opts, func(r *Request) { got = append(got, string(r.Method)+" "+string(r.URL)) })
+	a := newAssembler(opts, func(r *Request) { got = append(got, string(r.Method)+" "+string(r.URL)) })
 	return a, &got
 }
 
@@ -135,11 +135,11 @@ func TestAssembleCaps(t *testing.T) {
 		opts  AssemblerOptions
 		flows int
 		segs  func(c conn) []*Segment
-		check func(t *testing.T, a *Assembler, got []string)
+		check func(t *testing.T, a *assembler, got []string)
 	}{
 		{"MaxFlows", AssemblerOptions{MaxFlows: 100}, 1000,
 			func(c conn) []*Segment { return []*Segment{c.syn(), c.at(0, req("/f"))} },
-			func(t *testing.T, a *Assembler, got []string) {
+			func(t *testing.T, a *assembler, got []string) {
 				if a.Stats.SegmentsDenied != 900*2 || len(got) != 100 {
 					t.Errorf("%d denied, %d requests; want 1800, 100", a.Stats.SegmentsDenied, len(got))
 				}
@@ -148,7 +148,7 @@ func TestAssembleCaps(t *testing.T) {
 		// end were held uncounted (100,000 flows reached 1.69 GB).
 		{"MaxBuffer by request lines waiting for headers", AssemblerOptions{MaxBuffer: 1 << 20}, 1000,
 			func(c conn) []*Segment { return []*Segment{c.syn(), c.at(0, long(16000))} },
-			func(t *testing.T, a *Assembler, got []string) {
+			func(t *testing.T, a *assembler, got []string) {
 				if a.Stats.Overflows == 0 || uint64(len(got))+a.Stats.Overflows != 1000 || a.Stats.SegmentsDenied != 0 {
 					t.Errorf("%d overflows + %d requests kept, %d segments denied; want 1000, some overflows",
 						a.Stats.Overflows, len(got), a.Stats.SegmentsDenied)
@@ -158,7 +158,7 @@ func TestAssembleCaps(t *testing.T) {
 			func(c conn) []*Segment {
 				return []*Segment{c.syn(), c.at(0, "GET / HTTP/1.1\r\nHost: "+strings.Repeat("h", 16000)+"\r\n")}
 			},
-			func(t *testing.T, a *Assembler, got []string) {
+			func(t *testing.T, a *assembler, got []string) {
 				if a.Stats.Overflows == 0 || uint64(len(got))+a.Stats.Overflows != 1000 || a.Stats.SegmentsDenied != 0 {
 					t.Errorf("%d overflows + %d requests kept, %d segments denied; want 1000, some overflows",
 						a.Stats.Overflows, len(got), a.Stats.SegmentsDenied)
@@ -168,14 +168,14 @@ func TestAssembleCaps(t *testing.T) {
 			func(c conn) []*Segment {
 				return []*Segment{c.syn(), c.at(0, "GET /partial-"+strings.Repeat("p", 3000))}
 			},
-			func(t *testing.T, a *Assembler, got []string) {
+			func(t *testing.T, a *assembler, got []string) {
 				if a.Stats.Overflows == 0 {
 					t.Errorf("no overflow")
 				}
 			}},
 		{"MaxBuffer by out-of-order segments", AssemblerOptions{MaxBuffer: 256 << 10}, 1000,
 			func(c conn) []*Segment { return []*Segment{c.syn(), c.at(1000, strings.Repeat("x", 1000))} },
-			func(t *testing.T, a *Assembler, got []string) {
+			func(t *testing.T, a *assembler, got []string) {
 				if a.Stats.Overflows == 0 || a.Stats.Gaps == 0 {
 					t.Errorf("stats %+v", a.Stats)
 				}
@@ -188,7 +188,7 @@ func TestAssembleCaps(t *testing.T) {
 				}
 				return append(segs, c.at(1000+100*1000, req("/after")))
 			},
-			func(t *testing.T, a *Assembler, got []string) {
+			func(t *testing.T, a *assembler, got []string) {
 				if a.Stats.Overflows == 0 || !reflect.DeepEqual(got, []string{"GET http://h/after"}) {
 					t.Errorf("got %q, stats %+v", got, a.Stats)
 				}
@@ -202,7 +202,7 @@ func TestAssembleCaps(t *testing.T) {
 				}
 				return segs
 			},
-			func(t *testing.T, a *Assembler, got []string) {
+			func(t *testing.T, a *assembler, got []string) {
 				if a.Stats.Overflows == 0 {
 					t.Errorf("stats %+v", a.Stats)
 				}
@@ -216,7 +216,7 @@ func TestAssembleCaps(t *testing.T) {
 				}
 				return append(segs, c.at(len(l), req("/after")))
 			},
-			func(t *testing.T, a *Assembler, got []string) {
+			func(t *testing.T, a *assembler, got []string) {
 				if a.Stats.Overflows == 0 || !reflect.DeepEqual(got, []string{"GET http://h/after"}) {
 					t.Errorf("got %q, stats %+v", got, a.Stats)
 				}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/urldedupd/urldedupd/internal/capture/internal/capfile"
 	"io"
 	"net/netip"
 	"os"
@@ -123,20 +124,20 @@ func TestEngineAllocations(t *testing.T) {
 // the one FileSource used before.
 func BenchmarkFileSource(b *testing.B) {
 	frames, _ := benchFrames(b, 100, 100)
-	recs := make([]rec, len(frames))
+	recs := make([]capfile.Record, len(frames))
 	size := 0
 	for i, f := range frames {
-		recs[i] = rec{ts: time.Unix(1_700_000_000, int64(i)*1000), data: f, orig: len(f)}
+		recs[i] = capfile.Record{TS: time.Unix(1_700_000_000, int64(i)*1000), Data: f, Orig: len(f)}
 		size += len(f)
 	}
 	o := binary.LittleEndian
-	pcap := pcapFile(o, false, layers.LinkTypeEthernet, 65535, recs)
-	ng := append(ngSHB(o), ngIDB(o, layers.LinkTypeEthernet, 0, 0)...)
+	pcap := capfile.Pcap(o, false, layers.LinkTypeEthernet, 65535, recs)
+	ng := append(capfile.NgSHB(o), capfile.NgIDB(o, layers.LinkTypeEthernet, 0, 0)...)
 	for _, r := range recs {
-		ng = append(ng, ngEPB(o, 0, ngUnits(r.ts, 0), r.data, r.orig)...)
+		ng = append(ng, capfile.NgEPB(o, 0, capfile.NgUnits(r.TS, 0), r.Data, r.Orig)...)
 	}
 	dir := b.TempDir()
-	files := map[string][]byte{"pcap": pcap, "pcapng": ng, "pcap.gz": gzipped(pcap)}
+	files := map[string][]byte{"pcap": pcap, "pcapng": ng, "pcap.gz": capfile.Gzipped(pcap)}
 	for _, name := range []string{"pcap", "pcapng", "pcap.gz", "gopacket"} {
 		path := filepath.Join(dir, name)
 		if name == "gopacket" {

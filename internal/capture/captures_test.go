@@ -62,8 +62,7 @@ func TestCommittedCaptures(t *testing.T) {
 
 // tshark finds the same requests (tsharktest.Requests rebuilds the URL of
 // a request without Host as urldedupd does). Every committed capture, of
-// the whole repository, is also checked through urldedupd's replay by
-// cmd/urldedupd's TestEveryCaptureAgreesWithTshark.
+// the whole repository, is also checked by TestEveryCaptureAgreesWithTshark.
 func TestTsharkAgrees(t *testing.T) {
 	for _, path := range committedCaptures {
 		fromTshark := tsharktest.Requests(t, path)

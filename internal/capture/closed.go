@@ -45,11 +45,11 @@ type closedTable struct {
 	max  int
 }
 
-// ClosedCost bounds the bytes one remembered closed direction takes, so
-// that MaxClosed × ClosedCost bounds the table: its map slot (a Go map
+// closedCost bounds the bytes one remembered closed direction takes, so
+// that MaxClosed × closedCost bounds the table: its map slot (a Go map
 // under churn holds up to about 2.7 slots per entry; 4 are counted) and
 // its place in the closing order (TestClosedMemory).
-const ClosedCost = 4*int(unsafe.Sizeof(closedKey(0))+unsafe.Sizeof(closedHalf{})) + int(unsafe.Sizeof(closedRef{}))
+const closedCost = 4*int(unsafe.Sizeof(closedKey(0))+unsafe.Sizeof(closedHalf{})) + int(unsafe.Sizeof(closedRef{}))
 
 func (t *closedTable) get(f flowKey) (closedHalf, bool) {
 	if len(t.m) == 0 {

@@ -3,6 +3,7 @@ package capture
 import (
 	"context"
 	"errors"
+	"github.com/urldedupd/urldedupd/internal/capture/decode"
 	"io"
 
 	"github.com/urldedupd/urldedupd/internal/quic"
@@ -59,8 +60,8 @@ func (s *Stats) Decoded() uint64 { return s.TCP + s.Other + s.Fragments }
 // reports HTTP requests and ClientHellos. It is
 // not safe for concurrent use; run one per source.
 type Engine struct {
-	dec    *decoder
-	asm    *Assembler
+	dec    *decode.Decoder
+	asm    *assembler
 	quic   *quicReader // nil unless Protos has ProtoQUIC
 	ports  *[65536]bool
 	protos Protos
@@ -94,15 +95,15 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 	if opts == nil {
 		opts = &Options{}
 	}
-	e := &Engine{dec: newDecoder(opts.UDPTunnels, opts.Defrag), protos: opts.Protos, emit: emit}
+	e := &Engine{dec: decode.New(opts.UDPTunnels, opts.Defrag), protos: opts.Protos, emit: emit}
 	if e.protos == 0 {
 		e.protos = AllProtos
 	}
-	e.asm = NewAssembler(&opts.Assembler, e.record)
+	e.asm = newAssembler(&opts.Assembler, e.record)
 	e.asm.protos = e.protos
 	if e.protos.Has(ProtoQUIC) {
 		e.quic = newQUICReader(&opts.QUIC, e.record)
-		e.dec.quic = true
+		e.dec.ClaimUDP = isQUIC
 	}
 	if len(opts.Ports) > 0 {
 		e.ports = new([65536]bool)
@@ -139,30 +140,30 @@ func (e *Engine) record(r *Request) {
 func (e *Engine) Packet(p *Packet) {
 	e.stats.Packets++
 	e.stats.Bytes += uint64(len(p.Data))
-	e.dec.now = p.Info.Timestamp
-	res, why, err := e.dec.decode(p.Link, p.Data, &e.seg)
-	if e.dec.reassembled {
+	e.dec.Now = p.Info.Timestamp
+	res, why, err := e.dec.Decode(p.Link, p.Data, &e.seg)
+	if e.dec.Reassembled {
 		e.reassembled(p, res, why, err)
 		return
 	}
 	switch res {
-	case decodedOther:
+	case decode.Other:
 		e.stats.Other++
-		e.stats.Reasons.add(why, 1)
+		e.stats.Reasons.Add(why, 1)
 		return
-	case decodedQUIC:
+	case decode.Datagram:
 		e.stats.Other++
-		e.stats.Reasons.add(why, 1)
+		e.stats.Reasons.Add(why, 1)
 		e.quicDatagram(p, why)
 		return
-	case decodedNot:
+	case decode.Undecoded:
 		e.stats.Undecoded++
-		e.stats.Reasons.add(why, 1)
+		e.stats.Reasons.Add(why, 1)
 		return
-	case decodedFragment:
+	case decode.Fragment:
 		e.stats.Fragments++
 		return
-	case decodedError:
+	case decode.Malformed:
 		e.stats.DecodeErrors++
 		e.LastError = err
 		return
@@ -178,7 +179,7 @@ func (e *Engine) Packet(p *Packet) {
 // reader, unless Ports leaves out both its ports; why is the frame's
 // reason (ReasonTunnelPort: on a tunnel's port, counted).
 func (e *Engine) quicDatagram(p *Packet, why Reason) {
-	if why.Kind == ReasonTunnelPort {
+	if why.Kind == decode.ReasonTunnelPort {
 		e.quic.stats.TunnelPort++
 	}
 	if e.ports != nil && !e.ports[e.seg.Dst.Port()] && !e.ports[e.seg.Src.Port()] {
@@ -191,18 +192,18 @@ func (e *Engine) quicDatagram(p *Packet, why Reason) {
 // counted as a fragment; a TCP segment in the datagram goes to the
 // assembler, a QUIC datagram to the QUIC reader, a malformed one is counted
 // as an invalid datagram, anything else is not counted further.
-func (e *Engine) reassembled(p *Packet, res decodeResult, why Reason, err error) {
+func (e *Engine) reassembled(p *Packet, res decode.Result, why Reason, err error) {
 	e.stats.Fragments++
 	switch res {
-	case decodedTCP:
+	case decode.TCP:
 		if e.ports != nil && !e.ports[e.seg.Dst.Port()] && !e.ports[e.seg.Src.Port()] {
 			return
 		}
 		e.asm.Add(p.Info.Timestamp, &e.seg)
-	case decodedQUIC:
+	case decode.Datagram:
 		e.quicDatagram(p, why)
-	case decodedError, decodedFragment:
-		e.dec.frag.stats.Invalid++
+	case decode.Malformed, decode.Fragment:
+		e.dec.CountInvalid()
 		e.LastError = err
 	}
 }
@@ -296,7 +297,7 @@ func (e *Engine) loop(ctx context.Context, src Source) error {
 // Stats returns the counts so far.
 func (e *Engine) Stats() Stats {
 	s := e.stats
-	s.Defrag = e.dec.frag.stats
+	s.Defrag = DefragStats(e.dec.FragStats())
 	s.Assembler = e.asm.CurrentStats()
 	s.TLS = e.asm.tls
 	s.H2C = e.asm.h2c

@@ -1,19 +1,23 @@
 package capture
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/urldedupd/urldedupd/internal/capture/source"
+)
+
+// The errors of the sources (package source), under the names callers
+// use: the same values, for errors.Is.
+var (
+	ErrFormat        = source.ErrFormat
+	ErrTruncated     = source.ErrTruncated
+	ErrCorrupt       = source.ErrCorrupt
+	ErrIsDirectory   = source.ErrIsDirectory
+	ErrInterfaceGone = source.ErrInterfaceGone
+	ErrNoPacket      = source.ErrNoPacket
+)
 
 var (
-	// ErrFormat is returned for a file that is neither pcap nor pcapng
-	// (plain or gzip-compressed).
-	ErrFormat = errors.New("not a pcap or pcapng file")
-	// ErrTruncated is returned when a capture file ends inside a packet or
-	// block; everything before it has been processed.
-	ErrTruncated = errors.New("capture file truncated")
-	// ErrCorrupt is returned for a capture file whose framing is broken.
-	ErrCorrupt = errors.New("capture file corrupt")
-	// ErrIsDirectory is returned by OpenFiles for a path that is a
-	// directory.
-	ErrIsDirectory = errors.New("is a directory, not a capture file")
 	// ErrNothingDecoded is returned by replay for a capture file in which
 	// no frame could be decoded (a link type or encapsulation this package
 	// does not read, or no frames at all).
@@ -21,16 +25,7 @@ var (
 	// ErrLinkType is returned for a link layer this package cannot decode.
 	ErrLinkType = errors.New("unsupported link type")
 
-	// ErrInterfaceGone is returned by a live Source whose interface was
-	// deleted (or replaced by another of the same name).
-	ErrInterfaceGone = errors.New("interface is gone")
-	// ErrNoPacket is returned by a live Source's Next when no frame came
-	// within its poll timeout; it is not an error to stop on.
-	ErrNoPacket = errors.New("no packet yet")
-
 	// ErrProtos is returned by ParseProtos for a name that is not a
 	// protocol: http, tls, quic or h2c.
 	ErrProtos = errors.New("unknown protocol")
-
-	errEmpty = errors.New("empty frame")
 )

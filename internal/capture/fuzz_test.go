@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/urldedupd/urldedupd/internal/capture/internal/capfile"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -78,23 +79,23 @@ func readerSeeds(t *testing.T) [][]byte {
 	syn := frame(t, linkEth, tcpSeg{src: c, dst: s, seq: 1, syn: true})
 	req := frame(t, linkEth, tcpSeg{src: c, dst: s, seq: 2, ack: true, payload: get("/seed", "f.example")})
 	big := make([]byte, fuzzMaxRecord+100)
-	recs := []rec{{ts: ts, data: syn, orig: len(syn)}, {ts: ts, data: big, orig: len(big)}, {ts: ts, data: req, orig: len(req)}}
+	recs := []capfile.Record{{TS: ts, Data: syn, Orig: len(syn)}, {TS: ts, Data: big, Orig: len(big)}, {TS: ts, Data: req, Orig: len(req)}}
 	var seeds [][]byte
-	pcap := pcapFile(binary.BigEndian, true, layers.LinkTypeEthernet, 64, recs)
+	pcap := capfile.Pcap(binary.BigEndian, true, layers.LinkTypeEthernet, 64, recs)
 	seeds = append(seeds, pcap, pcap[:len(pcap)-len(req)-16-50])
 	var ng []byte
-	for i, o := range []byteOrder{binary.BigEndian, binary.LittleEndian} {
-		ng = append(ng, ngSHB(o)...)
-		ng = append(ng, ngIDB(o, layers.LinkTypeEthernet, 0, []byte{0, 0x80 | 20}[i])...)
-		ng = append(ng, ngOtherBlocks(o)...)
-		ng = append(ng, ngSPB(o, syn, len(syn))...)
-		ng = append(ng, ngPB(o, 0, 5, big, len(big))...)
-		ng = append(ng, ngEPB(o, 0, 6, req, len(req))...)
+	for i, o := range []capfile.ByteOrder{binary.BigEndian, binary.LittleEndian} {
+		ng = append(ng, capfile.NgSHB(o)...)
+		ng = append(ng, capfile.NgIDB(o, layers.LinkTypeEthernet, 0, []byte{0, 0x80 | 20}[i])...)
+		ng = append(ng, capfile.NgOtherBlocks(o)...)
+		ng = append(ng, capfile.NgSPB(o, syn, len(syn))...)
+		ng = append(ng, capfile.NgPB(o, 0, 5, big, len(big))...)
+		ng = append(ng, capfile.NgEPB(o, 0, 6, req, len(req))...)
 		seeds = append(seeds, ng)
 	}
 	bad := append([]byte(nil), ng...)
-	binary.LittleEndian.PutUint32(bad[len(bad)-len(ngEPB(binary.LittleEndian, 0, 6, req, len(req)))+4:], 33)
-	seeds = append(seeds, bad, ng[:len(ng)-len(req)-20], gzipped(ng))
+	binary.LittleEndian.PutUint32(bad[len(bad)-len(capfile.NgEPB(binary.LittleEndian, 0, 6, req, len(req)))+4:], 33)
+	seeds = append(seeds, bad, ng[:len(ng)-len(req)-20], capfile.Gzipped(ng))
 	return seeds
 }
 

@@ -139,7 +139,7 @@ func FuzzAssembler(f *testing.F) {
 		IdleTimeout: 5 * time.Second, GapTimeout: time.Second, MaxClosed: 3, ClosedLinger: 10 * time.Second}
 	srvAddr := netip.MustParseAddrPort("192.0.2.1:80")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		a := NewAssembler(&opts, func(r *Request) {
+		a := newAssembler(&opts, func(r *Request) {
 			if r.Proto == ProtoH2C && (r.Tunnel || strings.Contains(string(r.URL), "://")) {
 				return // :scheme and :authority are as sent
 			}
@@ -183,7 +183,7 @@ func FuzzAssembler(f *testing.F) {
 }
 
 // checkHeld checks the assembler's accounting against a recount.
-func checkHeld(t *testing.T, a *Assembler) {
+func checkHeld(t *testing.T, a *assembler) {
 	t.Helper()
 	n := 0
 	for _, h := range a.flows {

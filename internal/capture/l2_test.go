@@ -2,6 +2,7 @@ package capture
 
 import (
 	"encoding/binary"
+	"github.com/urldedupd/urldedupd/internal/capture/decode"
 	"net/netip"
 	"os/exec"
 	"path/filepath"
@@ -135,7 +136,7 @@ func TestL2Bounds(t *testing.T) {
 	}
 	deeper := cat(l2eth(0x8100), l2tag(99, 0x8100), deep[14:])
 	stack := l2eth(0x8847)
-	for i := range maxMPLSLabels + 1 {
+	for i := range decode.MaxMPLSLabels + 1 {
 		stack = cat(stack, l2label(uint32(i), false))
 	}
 	e := NewEngine(nil, func(*Request) {})
@@ -143,7 +144,7 @@ func TestL2Bounds(t *testing.T) {
 		e.Packet(&Packet{Data: f, Link: layers.LinkTypeEthernet})
 	}
 	st := e.Stats()
-	if st.TCP != 1 || st.Undecoded != 1 || st.DecodeErrors != 3 || len(st.Reasons.Counts()) != 1 || st.Reasons.Counts()[0].Reason != (Reason{ReasonEncapDepth, MaxEncap}) {
+	if st.TCP != 1 || st.Undecoded != 1 || st.DecodeErrors != 3 || len(st.Reasons.Counts()) != 1 || st.Reasons.Counts()[0].Reason != (Reason{Kind: decode.ReasonEncapDepth, Code: MaxEncap}) {
 		t.Fatalf("stats %+v", st)
 	}
 	if d := st.Reasons.Describe(); len(d) != 1 || d[0] != "1 frame of encapsulation deeper than 8 layers was not decoded" {

@@ -3,6 +3,7 @@ package capture
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/urldedupd/urldedupd/internal/capture/decode"
 	"net/netip"
 	"os/exec"
 	"path/filepath"
@@ -59,24 +60,24 @@ var linkCases = []struct {
 	{"radiotap QoS", layers.LinkTypeIEEE80211Radio, func(ip []byte) []byte {
 		return cat([]byte{0, 0, 12, 0, 0x06, 0, 0, 0, 0, 0x02, 0, 0}, wlanHeader(0x88, 0x01), snap(false), ip) // flags, rate
 	}},
-	{"prism", linkTypePrism, func(ip []byte) []byte {
+	{"prism", decode.LinkTypePrism, func(ip []byte) []byte {
 		h := make([]byte, 144)
 		binary.LittleEndian.PutUint32(h, 0x41)
 		binary.LittleEndian.PutUint32(h[4:], 144)
 		return cat(h, wlanHeader(0x08, 0x02), snap(false), ip)
 	}},
-	{"avs", linkTypeAVS, func(ip []byte) []byte {
+	{"avs", decode.LinkTypeAVS, func(ip []byte) []byte {
 		h := make([]byte, 64)
 		binary.BigEndian.PutUint32(h, 0x80211001)
 		binary.BigEndian.PutUint32(h[4:], 64)
 		return cat(h, wlanHeader(0x08, 0x02), snap(false), ip)
 	}},
-	{"ppi", linkTypePPI, func(ip []byte) []byte {
+	{"ppi", decode.LinkTypePPI, func(ip []byte) []byte {
 		return cat([]byte{0, 0, 8, 0, 105, 0, 0, 0}, wlanHeader(0x08, 0x02), snap(false), ip)
 	}},
-	{"nflog", linkTypeNFLOG, nflogFrame},
+	{"nflog", decode.LinkTypeNFLOG, nflogFrame},
 	{"ppp", layers.LinkTypePPP, func(ip []byte) []byte { return cat([]byte{0xff, 3, 0, 0x21}, ip) }},
-	{"ppp hdlc", linkTypePPPHDLC, func(ip []byte) []byte { return cat([]byte{0xff, 3, 0, 0x21}, ip) }},
+	{"ppp hdlc", decode.LinkTypePPPHDLC, func(ip []byte) []byte { return cat([]byte{0xff, 3, 0, 0x21}, ip) }},
 }
 
 // Every link type read by hand: the request is found once, and tshark finds
@@ -119,9 +120,9 @@ func TestWLANWithoutData(t *testing.T) {
 	for _, f := range [][]byte{cat(wlanHeader(0x80, 0), make([]byte, 12)), wlanHeader(0x48, 0x01), cat(wlanHeader(0x88, 0x41), make([]byte, 40))} {
 		e.Packet(&Packet{Data: f, Link: layers.LinkTypeIEEE802_11})
 	}
-	e.Packet(&Packet{Data: []byte{2, 0, 0, 5, 8, 0, 10, 0, 'a', 'b', 0, 0}, Link: linkTypeNFLOG}) // a prefix, no payload
+	e.Packet(&Packet{Data: []byte{2, 0, 0, 5, 8, 0, 10, 0, 'a', 'b', 0, 0}, Link: decode.LinkTypeNFLOG}) // a prefix, no payload
 	st := e.Stats()
-	if st.Other != 3 || st.Undecoded != 1 || st.DecodeErrors != 0 || !slices.Contains(st.Reasons.Counts(), ReasonCount{Reason{ReasonNoPacket, 0}, 1}) {
+	if st.Other != 3 || st.Undecoded != 1 || st.DecodeErrors != 0 || !slices.Contains(st.Reasons.Counts(), ReasonCount{Reason: Reason{Kind: decode.ReasonNoPacket, Code: 0}, Frames: 1}) {
 		t.Fatalf("stats %+v", st)
 	}
 	if d := st.Reasons.Describe(); len(d) != 1 || d[0] != "1 frame of 802.11 protected (encrypted) data was not decoded" {

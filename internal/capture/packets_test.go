@@ -182,6 +182,22 @@ func replay(t *testing.T, paths ...string) ([]string, Stats, error) {
 	return got, e.Stats(), err
 }
 
+// runEngine runs the file through an Engine with opts, calling emit for
+// each record, and returns its Stats; a read error fails the test.
+func runEngine(t *testing.T, opts *Options, path string, emit func(*Request)) Stats {
+	t.Helper()
+	src, err := OpenFiles(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	e := NewEngine(opts, emit)
+	if err := e.Run(context.Background(), src); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return e.Stats()
+}
+
 func get(path, host string) string {
 	return "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: test\r\n\r\n"
 }

@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// Proto is what a record came from.
+// Proto is what a record came from. A Protos set holds up to
+// MaxProtos of them.
 type Proto uint8
 
 const (
@@ -27,11 +28,18 @@ func (p Proto) String() string {
 	return fmt.Sprintf("proto%d", uint8(p))
 }
 
-// Protos is a set of Proto, bit 1<<p for each.
-type Protos uint8
+// Protos is a set of Proto, bit 1<<p for each: up to MaxProtos
+// protocols (it was a uint8, eight at most).
+type Protos uint64
+
+// MaxProtos is the most protocols a Protos set holds.
+const MaxProtos = 64
 
 // AllProtos is every protocol: what a zero Options.Protos means.
 const AllProtos Protos = 1<<NumProtos - 1
+
+// NumProtos must fit in a Protos: this fails to compile when it does not.
+var _ [MaxProtos - NumProtos]struct{}
 
 // Has reports whether p is in s.
 func (s Protos) Has(p Proto) bool { return p < NumProtos && s&(1<<p) != 0 }

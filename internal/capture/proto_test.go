@@ -41,6 +41,17 @@ func TestParseProtos(t *testing.T) {
 	}
 }
 
+// A Protos set is not limited to eight protocols (it was a uint8): it
+// holds MaxProtos bits, and a protocol numbered past 8 would be kept.
+func TestProtosWidth(t *testing.T) {
+	if s := Protos(1) << (MaxProtos - 1); s == 0 || s>>(MaxProtos-1) != 1 {
+		t.Fatalf("Protos holds fewer than %d protocols", MaxProtos)
+	}
+	if MaxProtos <= 8 || NumProtos > MaxProtos {
+		t.Fatalf("MaxProtos %d, NumProtos %d", MaxProtos, NumProtos)
+	}
+}
+
 // Options.Protos selects what is reported, and Stats.Records counts it:
 // HTTP requests are found either way (Assembler.Requests), reported and
 // counted only when http is selected.

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"github.com/urldedupd/urldedupd/internal/capture/decode"
 	"net"
 	"path/filepath"
 	"reflect"
@@ -67,17 +68,17 @@ func TestReasons(t *testing.T) {
 		describe  []string
 	}{
 		{"802.15.4", 195, fr([]byte("\x41\xc8\x00\xff\xff\xff\xff"), 26), 0, 26,
-			[]ReasonCount{{Reason{ReasonLinkType, 195}, 26}},
+			[]ReasonCount{{Reason: Reason{Kind: decode.ReasonLinkType, Code: 195}, Frames: 26}},
 			[]string{"26 frames of link type 195 (IEEE 802.15.4) were not decoded"}},
 		{"unnamed link type", 4000, fr([]byte("x"), 1), 0, 1,
-			[]ReasonCount{{Reason{ReasonLinkType, 4000}, 1}},
+			[]ReasonCount{{Reason: Reason{Kind: decode.ReasonLinkType, Code: 4000}, Frames: 1}},
 			[]string{"1 frame of link type 4000 was not decoded"}},
 		{"ethernet", layers.LinkTypeEthernet, cat(fr(arp, 3), fr(icmp, 2), fr(udp, 4), fr(lcp, 5), fr(pppOther, 1), fr(vlanMACsec, 6), fr(llc, 7)), 21, 7,
-			[]ReasonCount{{Reason{ReasonNonIP, 0x0806}, 3}, {Reason{ReasonIPProtocol, 1}, 2}, {Reason{ReasonIPProtocol, 17}, 4},
-				{Reason{ReasonPPP, 0xc021}, 5}, {Reason{ReasonPPP, 0x003d}, 1}, {Reason{ReasonEtherType, 0x88e5}, 6}, {Reason{ReasonNonIP, 0}, 7}},
+			[]ReasonCount{{Reason: Reason{Kind: decode.ReasonNonIP, Code: 0x0806}, Frames: 3}, {Reason: Reason{Kind: decode.ReasonIPProtocol, Code: 1}, Frames: 2}, {Reason: Reason{Kind: decode.ReasonIPProtocol, Code: 17}, Frames: 4},
+				{Reason: Reason{Kind: decode.ReasonPPP, Code: 0xc021}, Frames: 5}, {Reason: Reason{Kind: decode.ReasonPPP, Code: 0x003d}, Frames: 1}, {Reason: Reason{Kind: decode.ReasonEtherType, Code: 0x88e5}, Frames: 6}, {Reason: Reason{Kind: decode.ReasonNonIP, Code: 0}, Frames: 7}},
 			[]string{"1 frame of PPP protocol 0x003d was not decoded", "6 frames of EtherType 0x88e5 (MACsec) were not decoded"}},
 		{"loopback family", layers.LinkTypeNull, fr([]byte("\x07\x00\x00\x00abcd"), 2), 0, 2,
-			[]ReasonCount{{Reason{ReasonFamily, 7}, 2}},
+			[]ReasonCount{{Reason: Reason{Kind: decode.ReasonFamily, Code: 7}, Frames: 2}},
 			[]string{"2 frames of loopback address family 7 were not decoded"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,8 @@ package capture
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"net/netip"
 	"testing"
 
@@ -75,6 +77,60 @@ func TestHTTP1HostileHostInURL(t *testing.T) {
 		}
 	}
 }
+
+// forgedHosts are HTTP/1 requests whose Host header (or target) carries
+// bytes that would forge a record in the text output: a lone CR and a tab
+// made "new\thttp://one.example\rdup\thttp://forged.example/x/a", read as
+// two records. want is the URL recorded: the Host's forbidden characters
+// made '_' (as an SNI's or an h2c :authority's are), the target's
+// percent-encoded. cmd/urldedupd's TestReplayForgedHostRecords writes the
+// same requests through replay's outputs.
+var forgedHosts = []struct {
+	name, host, target, want string
+}{
+	{"cr and tab", "one.example\rdup\thttp://forged.example", "/x/a", "http://one.example_dup_http:__forged.example/x/a"},
+	{"tab", "tab.example\tdup", "/x/a", "http://tab.example_dup/x/a"},
+	{"lone cr", "cr.example\rdup", "/x/a", "http://cr.example_dup/x/a"},
+	{"esc", "esc.example\x1b[2J\x1b]0;title\x07", "/x/a", "http://esc.example_[2J_]0;title_/x/a"},
+	{"nul", "nul.example\x00dup", "/x/a", "http://nul.example_dup/x/a"},
+	{"vt", "vt.example\vdup", "/x/a", "http://vt.example_dup/x/a"},
+	{"ff", "ff.example\fdup", "/x/a", "http://ff.example_dup/x/a"},
+	{"del", "del.example\x7fdup", "/x/a", "http://del.example_dup/x/a"},
+	{"nel", "nel.example\u0085dup", "/x/a", "http://nel.example_dup/x/a"},
+	{"line separator", "ls.example\u2028dup", "/x/a", "http://ls.example_dup/x/a"},
+	{"paragraph separator", "ps.example\u2029dup", "/x/a", "http://ps.example_dup/x/a"},
+	{"raw csi", "csi.example\x9b2Jdup", "/x/a", "http://csi.example_2Jdup/x/a"},
+	{"space", "sp.example dup", "/x/a", "http://sp.example_dup/x/a"},
+	{"nel in target", "t.example", "/x/\u0085dup", "http://t.example/x/%C2%85dup"},
+	{"line separator in target", "t.example", "/y/\u2028dup", "http://t.example/y/%E2%80%A8dup"},
+	{"raw csi in absolute target", "t.example", "http://abs.example/\x9b2J", "http://abs.example/%9B2J"},
+	{"unicode host kept", "bücher.example", "/x/a", "http://bücher.example/x/a"},
+}
+
+// Each forged Host gives exactly one record, its URL held to the text
+// rule: the parsing half of cmd/urldedupd's TestReplayForgedHostRecords
+// (which keeps the outputs' half), moved here. The request is sent as it
+// was there: one segment, no handshake, over raw IPv4.
+func TestForgedHostURLs(t *testing.T) {
+	c, s := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
+	for _, tc := range forgedHosts {
+		req := "GET " + tc.target + " HTTP/1.1\r\nHost: " + tc.host + "\r\nUser-Agent: t\r\n\r\n"
+		var got []string
+		e := NewEngine(nil, func(r *Request) { got = append(got, string(r.Method)+" "+string(r.URL)) })
+		e.Packet(&Packet{Data: frame(t, linkRaw, tcpSeg{src: c, dst: s, seq: 100, ack: true, payload: req}), Link: layers.LinkTypeRaw})
+		e.Run(context.Background(), emptySource{}) // the end of the input: flushes
+		if len(got) != 1 || got[0] != "GET "+tc.want || !TextSafe([]byte(got[0])) {
+			t.Errorf("%s: records %q, want [%q]", tc.name, got, "GET "+tc.want)
+		}
+	}
+}
+
+// emptySource is a Source at its end.
+type emptySource struct{}
+
+func (emptySource) Next(*Packet) error { return io.EOF }
+func (emptySource) Drops() uint64      { return 0 }
+func (emptySource) Close() error       { return nil }
 
 // Engine.record holds every record of every protocol to the text rule,
 // whatever its builder did: an h2c :method (written as sent in JSON) with

@@ -132,7 +132,7 @@ func (p *reqParser) collectTLS(t *TLSStats) {
 
 // onHello parses a ClientHello the parser collected and reports it: URL
 // https://SNI[:port]/, or the server's address without SNI.
-func (a *Assembler) onHello(r *request) {
+func (a *assembler) onHello(r *request) {
 	h := a.cur
 	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Proto: ProtoTLS, Encap: h.encap}
 	if err := tlshello.Parse(r.hello, &a.req.Hello); err != nil {

@@ -46,10 +46,10 @@ func records(msg []byte, size int) []byte {
 
 // helloRecords collects the records an Assembler reports with their
 // Proto, and the TLS counts.
-func helloRecords(t *testing.T, opts *AssemblerOptions, segs []*Segment) ([]string, *Assembler) {
+func helloRecords(t *testing.T, opts *AssemblerOptions, segs []*Segment) ([]string, *assembler) {
 	t.Helper()
 	var got []string
-	a := NewAssembler(opts, func(r *Request) {
+	a := newAssembler(opts, func(r *Request) {
 		s := r.Proto.String() + " " + string(r.Method) + string(r.URL)
 		if r.Hello.ECH {
 			s += " ech"
@@ -167,7 +167,7 @@ func TestTLSHelloOverFlowBuffer(t *testing.T) {
 func TestTLSHelloNotSelected(t *testing.T) {
 	c := conn{cli, netip.MustParseAddrPort("192.0.2.2:443"), 1000}
 	var got []string
-	a := NewAssembler(nil, func(r *Request) { got = append(got, string(r.URL)) })
+	a := newAssembler(nil, func(r *Request) { got = append(got, string(r.URL)) })
 	a.protos = 1 << ProtoHTTP
 	a.Add(time.Unix(1000, 0), c.syn())
 	a.Add(time.Unix(1000, 0), c.at(0, string(records(realHello(t, "curl"), 1<<14))))
@@ -180,7 +180,7 @@ func TestTLSHelloNotSelected(t *testing.T) {
 // After its ClientHello a TLS connection costs no allocation per segment;
 // nor does a hello that lies whole in one segment.
 func TestTLSAllocations(t *testing.T) {
-	a := NewAssembler(nil, func(*Request) {})
+	a := newAssembler(nil, func(*Request) {})
 	ts := time.Unix(1000, 0)
 	hello := records(realHello(t, "curl"), 1<<14)
 	cipher := make([]byte, 1400)

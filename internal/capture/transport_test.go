@@ -188,7 +188,7 @@ func TestClosedCaps(t *testing.T) {
 }
 
 // The closed directions remembered at the default cap take at most
-// MaxClosed × ClosedCost bytes, however many connections close.
+// MaxClosed × closedCost bytes, however many connections close.
 func TestClosedMemory(t *testing.T) {
 	heap := func() uint64 {
 		runtime.GC()
@@ -196,7 +196,7 @@ func TestClosedMemory(t *testing.T) {
 		runtime.ReadMemStats(&m)
 		return m.HeapAlloc
 	}
-	a := NewAssembler(nil, func(*Request) {})
+	a := newAssembler(nil, func(*Request) {})
 	a.Add(t0, conn{cli, srv, 1}.syn()) // the flow map made
 	before := heap()
 	r := req("/1")
@@ -207,7 +207,7 @@ func TestClosedMemory(t *testing.T) {
 		a.Add(t0, c.fin(len(r)))
 	}
 	grown := heap() - before
-	limit := uint64(DefaultAssemblerOptions.MaxClosed * ClosedCost)
+	limit := uint64(DefaultAssemblerOptions.MaxClosed * closedCost)
 	t.Logf("%d closed directions remembered: heap +%d KiB (%d B each), limit %d KiB", a.closed.len(), grown>>10, grown/uint64(a.closed.len()), limit>>10)
 	if a.closed.len() != DefaultAssemblerOptions.MaxClosed || grown > limit {
 		t.Fatalf("%d remembered, heap +%d bytes; want %d, at most %d", a.closed.len(), grown, DefaultAssemblerOptions.MaxClosed, limit)

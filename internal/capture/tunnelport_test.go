@@ -2,6 +2,7 @@ package capture
 
 import (
 	"encoding/binary"
+	"github.com/urldedupd/urldedupd/internal/capture/decode"
 	"net/netip"
 	"strconv"
 	"testing"
@@ -67,7 +68,7 @@ func TestQUICOnTunnelPorts(t *testing.T) {
 				st := e.Stats()
 				var tried uint64
 				for _, c := range st.Reasons.Counts() {
-					if c.Reason == (Reason{ReasonTunnelPort, uint32(tun.Kind)}) {
+					if c.Reason == (Reason{Kind: decode.ReasonTunnelPort, Code: uint32(tun.Kind)}) {
 						tried = c.Frames
 						if c.Undecoded() || c.Label() != "tunnelport:"+tun.Kind.String() {
 							t.Errorf("reason %v (%s), undecoded %v", c.Reason, c.Label(), c.Undecoded())
@@ -107,9 +108,9 @@ func TestTunnelPortDecision(t *testing.T) {
 		why   Reason
 	}{
 		{"vxlan from 8472 to 4789", udp(8472, 4789, cat(vxlanHeader(5), l2eth(0x0800), ip)), 1, Reason{}},
-		{"teredo bubble from 3544", udp(3544, 40000, make([]byte, 8)), 0, Reason{ReasonTunnelSignal, uint32(EncapTeredo)}},
-		{"dns from 4789", udp(4789, 53, []byte{0x12, 0x34, 0x81, 0x80, 0, 1, 0, 1, 0, 0, 0, 0}), 0, Reason{ReasonTunnelPort, uint32(EncapVXLAN)}},
-		{"dns to 4789", udp(53, 4789, []byte{0x12, 0x34, 0x81, 0x80, 0, 1, 0, 1, 0, 0, 0, 0}), 0, Reason{ReasonTunnel, uint32(EncapVXLAN)}},
+		{"teredo bubble from 3544", udp(3544, 40000, make([]byte, 8)), 0, Reason{Kind: decode.ReasonTunnelSignal, Code: uint32(decode.EncapTeredo)}},
+		{"dns from 4789", udp(4789, 53, []byte{0x12, 0x34, 0x81, 0x80, 0, 1, 0, 1, 0, 0, 0, 0}), 0, Reason{Kind: decode.ReasonTunnelPort, Code: uint32(decode.EncapVXLAN)}},
+		{"dns to 4789", udp(53, 4789, []byte{0x12, 0x34, 0x81, 0x80, 0, 1, 0, 1, 0, 0, 0, 0}), 0, Reason{Kind: decode.ReasonTunnel, Code: uint32(decode.EncapVXLAN)}},
 	} {
 		e := NewEngine(nil, func(*Request) {})
 		e.Packet(&Packet{Data: tc.frame, Link: layers.LinkTypeEthernet})

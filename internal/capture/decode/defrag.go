@@ -1,4 +1,4 @@
-package capture
+package decode
 
 import (
 	"time"
@@ -45,8 +45,9 @@ const DatagramCost = int(unsafe.Sizeof(fragDatagram{})+unsafe.Sizeof(fragKey{}))
 // reuse.
 const maxFreeDatagrams = 16
 
-// DefragStats count fragment reassembly.
-type DefragStats struct {
+// FragStats count fragment reassembly (package capture reports them as
+// DefragStats).
+type FragStats struct {
 	Reassembled uint64 // datagrams reassembled from fragments
 	Timeouts    uint64 // datagrams dropped: not complete within their timeout
 	Evicted     uint64 // datagrams dropped at MaxDatagrams or MaxBytes, oldest first
@@ -81,7 +82,7 @@ type defragmenter struct {
 	bytes      int // sum of cap(buf) of the datagrams in progress
 	free       []*fragDatagram
 	done       *fragDatagram // the last datagram completed: its buffer is lent out until the next add
-	stats      DefragStats
+	stats      FragStats
 }
 
 func newDefragmenter(o DefragOptions) *defragmenter {

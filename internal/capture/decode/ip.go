@@ -1,4 +1,4 @@
-package capture
+package decode
 
 import (
 	"encoding/binary"
@@ -10,6 +10,7 @@ import (
 )
 
 var (
+	errEmpty          = errors.New("empty frame")
 	errIPVersion      = errors.New("IP version neither 4 nor 6")
 	errShortExt       = errors.New("IPv6 extension header longer than the packet")
 	errShortUDP       = errors.New("UDP header longer than the packet")
@@ -24,35 +25,35 @@ const maxIPv6Ext = 8
 // ip decodes an IPv4 or IPv6 packet (told by its first nibble) and what it
 // carries: TCP, or a tunnel (IP in IP, GRE, a UDP tunnel) down to TCP, at
 // most MaxEncap tunnels deep.
-func (d *decoder) ip(data []byte, seg *Segment) (decodeResult, Reason, error) {
+func (d *Decoder) ip(data []byte, seg *Segment) (Result, Reason, error) {
 	for {
 		if len(data) == 0 {
-			return decodedError, Reason{}, errEmpty
+			return Malformed, Reason{}, errEmpty
 		}
 		var proto layers.IPProtocol
 		var payload []byte
 		switch data[0] >> 4 {
 		case 4:
 			if err := d.ip4.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
-				return decodedError, Reason{}, err
+				return Malformed, Reason{}, err
 			}
 			d.v6, proto, payload = false, d.ip4.Protocol, d.ip4.Payload
 			if d.ip4.Flags&layers.IPv4MoreFragments != 0 || d.ip4.FragOffset != 0 {
-				if d.reassembled {
-					return decodedError, Reason{}, errFragInDatagram
+				if d.Reassembled {
+					return Malformed, Reason{}, errFragInDatagram
 				}
 				key := fragKey{id: uint32(d.ip4.Id), proto: uint8(proto), path: d.path.sum()}
 				copy(key.src[:], d.ip4.SrcIP.To4())
 				copy(key.dst[:], d.ip4.DstIP.To4())
-				buf, _, ok := d.frag.add(d.now, key, int(d.ip4.FragOffset)*8, d.ip4.Flags&layers.IPv4MoreFragments != 0, 0, payload)
+				buf, _, ok := d.frag.add(d.Now, key, int(d.ip4.FragOffset)*8, d.ip4.Flags&layers.IPv4MoreFragments != 0, 0, payload)
 				if !ok {
-					return decodedFragment, Reason{}, nil
+					return Fragment, Reason{}, nil
 				}
-				d.reassembled, payload = true, buf
+				d.Reassembled, payload = true, buf
 			}
 		case 6:
 			if err := d.ip6.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
-				return decodedError, Reason{}, err
+				return Malformed, Reason{}, err
 			}
 			d.v6, proto, payload = true, d.ip6.NextHeader, d.ip6.Payload
 			if d.ip6.HopByHop != nil { // skipped by DecodeFromBytes
@@ -61,30 +62,30 @@ func (d *decoder) ip(data []byte, seg *Segment) (decodeResult, Reason, error) {
 			// hop-by-hop, routing, destination options, fragment
 			for i := 0; proto == 0 || proto == 43 || proto == 60 || proto == layers.IPProtocolIPv6Fragment; i++ {
 				if i == maxIPv6Ext || len(payload) < 8 {
-					return decodedError, Reason{}, errShortExt
+					return Malformed, Reason{}, errShortExt
 				}
 				if proto == layers.IPProtocolIPv6Fragment {
-					if d.reassembled {
-						return decodedError, Reason{}, errFragInDatagram
+					if d.Reassembled {
+						return Malformed, Reason{}, errFragInDatagram
 					}
 					key := fragKey{id: binary.BigEndian.Uint32(payload[4:]), v6: true, path: d.path.sum()}
 					copy(key.src[:], d.ip6.SrcIP.To16())
 					copy(key.dst[:], d.ip6.DstIP.To16())
 					off := int(binary.BigEndian.Uint16(payload[2:]) &^ 7)
-					buf, next, ok := d.frag.add(d.now, key, off, payload[3]&1 != 0, payload[0], payload[8:])
+					buf, next, ok := d.frag.add(d.Now, key, off, payload[3]&1 != 0, payload[0], payload[8:])
 					if !ok {
-						return decodedFragment, Reason{}, nil
+						return Fragment, Reason{}, nil
 					}
-					d.reassembled, proto, payload = true, layers.IPProtocol(next), buf
+					d.Reassembled, proto, payload = true, layers.IPProtocol(next), buf
 					continue
 				}
 				if (int(payload[1])+1)*8 > len(payload) {
-					return decodedError, Reason{}, errShortExt
+					return Malformed, Reason{}, errShortExt
 				}
 				proto, payload = layers.IPProtocol(payload[0]), payload[(int(payload[1])+1)*8:]
 			}
 		default:
-			return decodedError, Reason{}, errIPVersion
+			return Malformed, Reason{}, errIPVersion
 		}
 		switch proto {
 		case layers.IPProtocolTCP:
@@ -100,7 +101,7 @@ func (d *decoder) ip(data []byte, seg *Segment) (decodeResult, Reason, error) {
 				l = Encap6in4
 			}
 			if !d.encap.push(l) {
-				return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
+				return Undecoded, Reason{ReasonEncapDepth, MaxEncap}, nil
 			}
 			d.pathEndpoints()
 			data = payload
@@ -111,27 +112,27 @@ func (d *decoder) ip(data []byte, seg *Segment) (decodeResult, Reason, error) {
 		case layers.IPProtocolUDP:
 			return d.udp(payload, seg)
 		}
-		return decodedOther, Reason{ReasonIPProtocol, uint32(proto)}, nil
+		return Other, Reason{ReasonIPProtocol, uint32(proto)}, nil
 	}
 }
 
 // tcpSegment fills seg from a TCP header and the innermost IP header.
-func (d *decoder) tcpSegment(data []byte, seg *Segment) (decodeResult, Reason, error) {
+func (d *Decoder) tcpSegment(data []byte, seg *Segment) (Result, Reason, error) {
 	t := &d.tcp
 	if err := t.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
-		return decodedError, Reason{}, err
+		return Malformed, Reason{}, err
 	}
 	d.addrs(seg, uint16(t.SrcPort), uint16(t.DstPort))
 	seg.Seq, seg.SYN, seg.ACK, seg.FIN, seg.RST = t.Seq, t.SYN, t.ACK, t.FIN, t.RST
 	seg.Payload = t.Payload
 	seg.Encap = d.encap
 	seg.Path = d.path.sum()
-	return decodedTCP, Reason{}, nil
+	return TCP, Reason{}, nil
 }
 
 // pathEndpoints adds the endpoints of the IP header just decoded, which
 // carries a tunnel, to the path.
-func (d *decoder) pathEndpoints() {
+func (d *Decoder) pathEndpoints() {
 	if d.v6 {
 		d.path.endpoints(d.ip6.SrcIP.To16(), d.ip6.DstIP.To16())
 	} else {
@@ -140,7 +141,7 @@ func (d *decoder) pathEndpoints() {
 }
 
 // addrs sets seg's addresses from the innermost IP header and the ports.
-func (d *decoder) addrs(seg *Segment, src, dst uint16) {
+func (d *Decoder) addrs(seg *Segment, src, dst uint16) {
 	if d.v6 {
 		seg.Src = netip.AddrPortFrom(netip.AddrFrom16([16]byte(d.ip6.SrcIP.To16())), src)
 		seg.Dst = netip.AddrPortFrom(netip.AddrFrom16([16]byte(d.ip6.DstIP.To16())), dst)
@@ -154,17 +155,17 @@ func (d *decoder) addrs(seg *Segment, src, dst uint16) {
 // number optional) and what it carries: IP, Ethernet (transparent
 // Ethernet bridging), ERSPAN types I, II and III, or any EtherType
 // decoded (MPLS ...).
-func (d *decoder) gre(data []byte, seg *Segment) (decodeResult, Reason, error) {
+func (d *Decoder) gre(data []byte, seg *Segment) (Result, Reason, error) {
 	if !d.encap.push(EncapGRE) {
-		return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
+		return Undecoded, Reason{ReasonEncapDepth, MaxEncap}, nil
 	}
 	if len(data) < 4 {
-		return decodedError, Reason{}, errShortTun
+		return Malformed, Reason{}, errShortTun
 	}
 	be := binary.BigEndian
 	flags, proto := be.Uint16(data), be.Uint16(data[2:])
 	if flags&7 != 0 || flags&0x4000 != 0 { // version 1 (PPTP), source routing
-		return decodedNot, Reason{ReasonTunnel, uint32(EncapGRE)}, nil
+		return Undecoded, Reason{ReasonTunnel, uint32(EncapGRE)}, nil
 	}
 	n := 4
 	if flags&0x8000 != 0 { // checksum
@@ -177,7 +178,7 @@ func (d *decoder) gre(data []byte, seg *Segment) (decodeResult, Reason, error) {
 		n += 4
 	}
 	if len(data) < n {
-		return decodedError, Reason{}, errShortTun
+		return Malformed, Reason{}, errShortTun
 	}
 	if flags&0x2000 != 0 { // the key, after the checksum
 		k := 4
@@ -192,7 +193,7 @@ func (d *decoder) gre(data []byte, seg *Segment) (decodeResult, Reason, error) {
 		return d.innerEther(rest, seg)
 	case 0x88be, 0x22eb: // ERSPAN: type I has no sequence number, no header
 		if !d.encap.push(EncapERSPAN) {
-			return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
+			return Undecoded, Reason{ReasonEncapDepth, MaxEncap}, nil
 		}
 		h := 0
 		switch {
@@ -205,7 +206,7 @@ func (d *decoder) gre(data []byte, seg *Segment) (decodeResult, Reason, error) {
 			h = 8
 		}
 		if len(rest) < h {
-			return decodedError, Reason{}, errShortTun
+			return Malformed, Reason{}, errShortTun
 		}
 		if h > 0 { // types II and III: the session ID
 			d.path.field(EncapERSPAN, uint32(be.Uint16(rest[2:])&0x3ff), 2)
@@ -216,9 +217,9 @@ func (d *decoder) gre(data []byte, seg *Segment) (decodeResult, Reason, error) {
 }
 
 // innerEther decodes an Ethernet frame carried by a tunnel.
-func (d *decoder) innerEther(data []byte, seg *Segment) (decodeResult, Reason, error) {
+func (d *Decoder) innerEther(data []byte, seg *Segment) (Result, Reason, error) {
 	if !d.encap.push(EncapEthernet) {
-		return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
+		return Undecoded, Reason{ReasonEncapDepth, MaxEncap}, nil
 	}
 	return d.ether(data, seg)
 }

@@ -1,7 +1,6 @@
-package main_test
+package capture
 
 import (
-	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -32,15 +31,15 @@ var captureTable = map[string]struct {
 	// TestTLSCaptureAgainstTshark checks their server names.
 	"internal/capture/testdata/captures/tls.pcap": {noHTTP: "TLS only"},
 	// Made by scripts/make-h2c-captures.sh: cleartext HTTP/2 with prior
-	// knowledge only; internal/capture's TestH2CTsharkAgrees checks its requests
-	// against tshark's http2 fields.
+	// knowledge only; TestH2CTsharkAgrees checks its requests against
+	// tshark's http2 fields.
 	"internal/capture/testdata/captures/h2c-prior.pcap": {noHTTP: "h2c with prior knowledge only"},
 	// The same script: HTTP/1.1 requests with "Upgrade: h2c", accepted on
 	// 8082 (the HTTP/2 requests after them are h2c records, checked by
 	// TestH2CTsharkAgrees) and declined on 8083: no difference.
 	"internal/capture/testdata/captures/h2c-upgrade.pcap": {decodeAs: []string{"tcp.port==8082,http", "tcp.port==8083,http"}},
 	// Made by internal/quic's TestQuicGo (QUIC_WRITE_CAPTURES=1): QUIC only;
-	// TestReplayQUICTshark checks their server names.
+	// TestQUICTshark checks their server names.
 	"internal/quic/testdata/quicgo-retry.pcap":               {noHTTP: "QUIC only"},
 	"internal/quic/testdata/quicgo-two-connections.pcap":     {noHTTP: "QUIC only"},
 	"internal/quic/testdata/quicgo-v1-two-initials.pcap":     {noHTTP: "QUIC only"},
@@ -49,16 +48,17 @@ var captureTable = map[string]struct {
 	"internal/quic/testdata/quicgo-version-negotiation.pcap": {noHTTP: "QUIC only"},
 }
 
-// Every capture committed to the repository (git ls-files), replayed by
-// urldedupd (--json, every HTTP/1.x record) and read by tshark (-Y
-// http.request; the TLS, QUIC and h2c records are checked against
-// tshark's fields for them in TestTLSCaptureAgainstTshark and the
-// like):
-// the same requests, method and URL, as multisets. A difference fails
-// unless captureTable explains it; an explained difference that no longer
-// occurs fails too, so that the table stays true.
+// Every capture committed to the repository (git ls-files), run through
+// an Engine (every HTTP/1.x record) and read by tshark (-Y http.request;
+// the TLS, QUIC and h2c records are checked against tshark's fields for
+// them in TestTLSCaptureAgainstTshark and the like): the same requests,
+// method and URL, as multisets. A difference fails unless captureTable
+// explains it; an explained difference that no longer occurs fails too,
+// so that the table stays true. (Moved from cmd/urldedupd, where each
+// capture was replayed into a state of its own.)
 func TestEveryCaptureAgreesWithTshark(t *testing.T) {
-	out, err := exec.Command("git", "-C", "../..", "ls-files", "*.pcap", "*.pcapng", "*.pcap.gz", "*.pcapng.gz", "*.cap").Output()
+	root := filepath.Join("..", "..")
+	out, err := exec.Command("git", "-C", root, "ls-files", "*.pcap", "*.pcapng", "*.pcap.gz", "*.pcapng.gz", "*.cap").Output()
 	if err != nil {
 		t.Fatalf("git ls-files: %v", err)
 	}
@@ -73,30 +73,20 @@ func TestEveryCaptureAgreesWithTshark(t *testing.T) {
 	}
 	for _, name := range files {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join("../..", name)
+			path := filepath.Join(root, name)
 			entry := captureTable[name]
 			fromTshark := tsharktest.Requests(t, path, entry.decodeAs...)
-			stdout, stderr, code := run(t, nil, "--dir", filepath.Join(t.TempDir(), "state"), "replay", "--json", path)
-			if code != 0 {
-				t.Fatalf("replay: exit %d: %s", code, stderr)
-			}
 			var got []string
-			for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
-				var r struct {
-					Method, URL, Proto string
-					Tunnel             bool
+			runEngine(t, nil, path, func(r *Request) {
+				if r.Proto != ProtoHTTP { // TLS, QUIC and h2c records: checked against tshark's own fields by their tests
+					return
 				}
-				if err := json.Unmarshal([]byte(l), &r); err != nil {
-					t.Fatalf("record %q: %v", l, err)
-				}
-				if r.Proto != "" { // TLS, QUIC and h2c records: checked against tshark's own fields by their tests
-					continue
-				}
+				u := string(r.URL)
 				if r.Tunnel { // a CONNECT's URL is its authority; tshark's full_uri is http://AUTHORITY
-					r.URL = "http://" + r.URL
+					u = "http://" + u
 				}
-				got = append(got, r.Method+" "+r.URL)
-			}
+				got = append(got, string(r.Method)+" "+u)
+			})
 			sort.Strings(got)
 			diff := map[string]bool{}
 			for _, d := range multisetDiff(got, fromTshark, "+") {

@@ -1,8 +1,8 @@
-package capture
+package decode
 
 import "fmt"
 
-// ReasonKind says where the decoder stopped reading a frame that carried
+// ReasonKind says where the Decoder stopped reading a frame that carried
 // no TCP segment.
 type ReasonKind uint8
 
@@ -57,7 +57,7 @@ type Reason struct {
 }
 
 // Undecoded reports whether frames of this reason were not read (the
-// decoder does not know their format), as opposed to read and found to
+// Decoder does not know their format), as opposed to read and found to
 // carry something other than TCP.
 func (r Reason) Undecoded() bool {
 	switch r.Kind {
@@ -165,7 +165,7 @@ type Reasons struct {
 }
 
 // add counts n frames of reason r.
-func (t *Reasons) add(r Reason, n uint64) {
+func (t *Reasons) Add(r Reason, n uint64) {
 	if r.Kind == 0 {
 		return
 	}
@@ -193,7 +193,7 @@ func (t *Reasons) Counts() []ReasonCount { return t.counts[:t.n] }
 // Merge adds o's counts to t's.
 func (t *Reasons) Merge(o *Reasons) {
 	for _, c := range o.Counts() {
-		t.add(c.Reason, c.Frames)
+		t.Add(c.Reason, c.Frames)
 	}
 	t.LumpedUndecoded += o.LumpedUndecoded
 	t.LumpedOther += o.LumpedOther

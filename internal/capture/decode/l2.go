@@ -1,4 +1,4 @@
-package capture
+package decode
 
 import (
 	"encoding/binary"
@@ -14,12 +14,13 @@ var (
 	errShortPPPoE = errors.New("PPPoE session header longer than the frame")
 )
 
-const maxMPLSLabels = 16
+// MaxMPLSLabels is the most MPLS labels read in one stack.
+const MaxMPLSLabels = 16
 
 // ether decodes an Ethernet frame.
-func (d *decoder) ether(data []byte, seg *Segment) (decodeResult, Reason, error) {
+func (d *Decoder) ether(data []byte, seg *Segment) (Result, Reason, error) {
 	if len(data) < 14 {
-		return decodedError, Reason{}, errShortL2
+		return Malformed, Reason{}, errShortL2
 	}
 	return d.etherType(binary.BigEndian.Uint16(data[12:]), data[14:], seg)
 }
@@ -27,7 +28,7 @@ func (d *decoder) ether(data []byte, seg *Segment) (decodeResult, Reason, error)
 // etherType decodes what follows an EtherType (or an 802.3 length) t:
 // VLAN tags, PPPoE sessions, MPLS stacks and LLC/SNAP headers, each
 // recorded in d.encap, down to IP; at most MaxEncap of them.
-func (d *decoder) etherType(t uint16, rest []byte, seg *Segment) (decodeResult, Reason, error) {
+func (d *Decoder) etherType(t uint16, rest []byte, seg *Segment) (Result, Reason, error) {
 	be := binary.BigEndian
 	for {
 		switch {
@@ -37,23 +38,23 @@ func (d *decoder) etherType(t uint16, rest []byte, seg *Segment) (decodeResult, 
 			return d.ip(rest, seg)
 		case t == 0x8100 || t == 0x88a8 || t == 0x9100:
 			if len(rest) < 4 {
-				return decodedError, Reason{}, errShortL2
+				return Malformed, Reason{}, errShortL2
 			}
 			l := EncapVLAN
 			if t != 0x8100 {
 				l = EncapQinQ
 			}
 			if !d.encap.push(l) {
-				return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
+				return Undecoded, Reason{ReasonEncapDepth, MaxEncap}, nil
 			}
 			d.path.field(l, uint32(be.Uint16(rest)&0x0fff), 2) // the VLAN ID
 			t, rest = be.Uint16(rest[2:]), rest[4:]
 		case t == 0x8864:
 			if len(rest) < 8 {
-				return decodedError, Reason{}, errShortPPPoE
+				return Malformed, Reason{}, errShortPPPoE
 			}
 			if !d.encap.push(EncapPPPoE) {
-				return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
+				return Undecoded, Reason{ReasonEncapDepth, MaxEncap}, nil
 			}
 			d.path.field(EncapPPPoE, uint32(be.Uint16(rest[2:])), 2) // the session ID
 			if n := int(be.Uint16(rest[4:])); n >= 2 && n <= len(rest)-6 {
@@ -67,18 +68,18 @@ func (d *decoder) etherType(t uint16, rest []byte, seg *Segment) (decodeResult, 
 			case ppp == 0x0057:
 				t = 0x86dd
 			case ppp >= 0x8000: // LCP, IPCP, PAP, CHAP ...: no IP
-				return decodedOther, Reason{ReasonPPP, uint32(ppp)}, nil
+				return Other, Reason{ReasonPPP, uint32(ppp)}, nil
 			default:
-				return decodedNot, Reason{ReasonPPP, uint32(ppp)}, nil
+				return Undecoded, Reason{ReasonPPP, uint32(ppp)}, nil
 			}
 		case t == 0x8847 || t == 0x8848:
 			if !d.encap.push(EncapMPLS) {
-				return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
+				return Undecoded, Reason{ReasonEncapDepth, MaxEncap}, nil
 			}
 			bottom := false
-			for range maxMPLSLabels {
+			for range MaxMPLSLabels {
 				if len(rest) < 4 {
-					return decodedError, Reason{}, errShortL2
+					return Malformed, Reason{}, errShortL2
 				}
 				bottom, rest = rest[2]&1 == 1, rest[4:]
 				if bottom {
@@ -86,10 +87,10 @@ func (d *decoder) etherType(t uint16, rest []byte, seg *Segment) (decodeResult, 
 				}
 			}
 			if !bottom {
-				return decodedError, Reason{}, errMPLSStack
+				return Malformed, Reason{}, errMPLSStack
 			}
 			if len(rest) == 0 {
-				return decodedError, Reason{}, errShortL2
+				return Malformed, Reason{}, errShortL2
 			}
 			// What follows the bottom label is told by its first nibble,
 			// as tshark does: IPv4, IPv6, a pseudowire control word (0)
@@ -103,30 +104,30 @@ func (d *decoder) etherType(t uint16, rest []byte, seg *Segment) (decodeResult, 
 				continue
 			case 0:
 				if len(rest) < 4 {
-					return decodedError, Reason{}, errShortL2
+					return Malformed, Reason{}, errShortL2
 				}
 				rest = rest[4:]
 			}
 			if !d.encap.push(EncapEthernet) {
-				return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
+				return Undecoded, Reason{ReasonEncapDepth, MaxEncap}, nil
 			}
 			if len(rest) < 14 {
-				return decodedError, Reason{}, errShortL2
+				return Malformed, Reason{}, errShortL2
 			}
 			t, rest = be.Uint16(rest[12:]), rest[14:]
 		case t < 0x600: // an 802.3 length (or a Linux cooked capture protocol): LLC
 			if len(rest) >= 8 && rest[0] == 0xaa && rest[1] == 0xaa && rest[2] == 3 { // SNAP
 				if !d.encap.push(EncapLLC) {
-					return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
+					return Undecoded, Reason{ReasonEncapDepth, MaxEncap}, nil
 				}
 				t, rest = be.Uint16(rest[6:]), rest[8:]
 				continue
 			}
-			return decodedOther, Reason{ReasonNonIP, 0}, nil // STP, NetBIOS, IPX over LLC ...
+			return Other, Reason{ReasonNonIP, 0}, nil // STP, NetBIOS, IPX over LLC ...
 		case nonIPEtherType(t):
-			return decodedOther, Reason{ReasonNonIP, uint32(t)}, nil
+			return Other, Reason{ReasonNonIP, uint32(t)}, nil
 		default:
-			return decodedNot, Reason{ReasonEtherType, uint32(t)}, nil
+			return Undecoded, Reason{ReasonEtherType, uint32(t)}, nil
 		}
 	}
 }

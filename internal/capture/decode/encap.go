@@ -1,4 +1,4 @@
-package capture
+package decode
 
 import (
 	"bytes"
@@ -83,7 +83,7 @@ func (e Encap) String() string { return string(e.AppendTo(nil)) }
 
 // NewEncap returns the encapsulation of the given layers, outside in (at
 // most MaxEncap: further ones are left out). For tests and tools; the
-// decoder builds its own without allocating.
+// Decoder builds its own without allocating.
 func NewEncap(ls ...EncapLayer) Encap {
 	var e Encap
 	for _, l := range ls {
@@ -98,7 +98,7 @@ func NewEncap(ls ...EncapLayer) Encap {
 // Zeek and Suricata key theirs, so that one tenant's segments and
 // fragments are never taken for retransmissions or copies of another's.
 //
-// The decoder writes, as it walks the layers outside in, the fields that
+// The Decoder writes, as it walks the layers outside in, the fields that
 // identify each one and are the same both ways: a VLAN or service tag's
 // VLAN ID, a PPPoE session ID, a VXLAN or Geneve VNI, a GRE key, an ERSPAN
 // session ID, and the two endpoints of every IP header that carries a

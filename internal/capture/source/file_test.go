@@ -1,9 +1,9 @@
-package capture
+package source
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/urldedupd/urldedupd/internal/capture/internal/capfile"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +15,9 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 )
+
+// committedCaptures are the test captures committed with package capture.
+var committedCaptures = []string{"../testdata/captures/http.pcap", "../testdata/captures/http-any.pcap"}
 
 // frameInfo is what a reader says of one frame.
 type frameInfo struct {
@@ -122,13 +125,13 @@ func TestReadersAgreeWithTshark(t *testing.T) {
 				t.Fatalf("%v: %v %s", conv, err, out)
 			}
 		}
-		recs := loadRecords(t, path)
-		link := recs[0].link
+		recs := capfile.LoadRecords(t, path)
+		link := recs[0].Link
 		files := map[string][]byte{
-			".be.pcap":      pcapFile(binary.BigEndian, false, link, 65535, recs),
-			".be.nsec.pcap": pcapFile(binary.BigEndian, true, link, 65535, recs),
-			".le.nsec.pcap": pcapFile(binary.LittleEndian, true, link, 65535, recs),
-			".snaplen.pcap": pcapFile(binary.LittleEndian, false, link, 64, recs), // records over the claimed snaplen
+			".be.pcap":      capfile.Pcap(binary.BigEndian, false, link, 65535, recs),
+			".be.nsec.pcap": capfile.Pcap(binary.BigEndian, true, link, 65535, recs),
+			".le.nsec.pcap": capfile.Pcap(binary.LittleEndian, true, link, 65535, recs),
+			".snaplen.pcap": capfile.Pcap(binary.LittleEndian, false, link, 64, recs), // records over the claimed snaplen
 		}
 		for suffix, data := range files {
 			if err := os.WriteFile(base+suffix, data, 0o644); err != nil {
@@ -147,40 +150,40 @@ func TestReadersAgreeWithTshark(t *testing.T) {
 	// types as interfaces 0 and 1 and a resolution of its own (10^-6 by
 	// default, 10^-9, 2^-20 and 2^-30); packets as enhanced, obsolete and
 	// simple packet blocks; other blocks between them.
-	eth, sll2 := loadRecords(t, committedCaptures[0]), loadRecords(t, committedCaptures[1])
+	eth, sll2 := capfile.LoadRecords(t, committedCaptures[0]), capfile.LoadRecords(t, committedCaptures[1])
 	var ng []byte
 	noTime := map[int]bool{}
 	frames := 0
 	resolutions := []byte{0, 9, 0x80 | 20, 0x80 | 30}
 	for sec := range 4 {
-		var o byteOrder = binary.LittleEndian
+		var o capfile.ByteOrder = binary.LittleEndian
 		if sec%2 == 1 {
 			o = binary.BigEndian
 		}
 		res := resolutions[sec]
-		ng = append(ng, ngSHB(o)...)
-		ng = append(ng, ngIDB(o, layers.LinkTypeEthernet, 0, res)...)
-		ng = append(ng, ngOtherBlocks(o)...)
-		ng = append(ng, ngIDB(o, layers.LinkTypeLinuxSLL2, 262144, res)...)
+		ng = append(ng, capfile.NgSHB(o)...)
+		ng = append(ng, capfile.NgIDB(o, layers.LinkTypeEthernet, 0, res)...)
+		ng = append(ng, capfile.NgOtherBlocks(o)...)
+		ng = append(ng, capfile.NgIDB(o, layers.LinkTypeLinuxSLL2, 262144, res)...)
 		for i := sec * 40; i < sec*40+40 && i < len(eth); i++ {
-			for iface, r := range []rec{eth[i], sll2[i]} {
+			for iface, r := range []capfile.Record{eth[i], sll2[i]} {
 				switch i % 5 {
 				case 3:
-					ng = append(ng, ngPB(o, iface, ngUnits(r.ts, res), r.data, r.orig)...)
+					ng = append(ng, capfile.NgPB(o, iface, capfile.NgUnits(r.TS, res), r.Data, r.Orig)...)
 				case 4:
 					if iface == 0 { // a simple packet block is always interface 0
-						ng = append(ng, ngSPB(o, r.data, r.orig)...)
+						ng = append(ng, capfile.NgSPB(o, r.Data, r.Orig)...)
 						noTime[frames] = true
 						break
 					}
 					fallthrough
 				default:
-					ng = append(ng, ngEPB(o, iface, ngUnits(r.ts, res), r.data, r.orig)...)
+					ng = append(ng, capfile.NgEPB(o, iface, capfile.NgUnits(r.TS, res), r.Data, r.Orig)...)
 				}
 				frames++
 			}
 			if i%17 == 0 {
-				ng = append(ng, ngOtherBlocks(o)...)
+				ng = append(ng, capfile.NgOtherBlocks(o)...)
 			}
 		}
 	}
@@ -190,7 +193,7 @@ func TestReadersAgreeWithTshark(t *testing.T) {
 		t.Fatalf("%s: %d frames, want %d", multi, n, frames)
 	}
 	gz := filepath.Join(tmp, "sections.pcapng.gz")
-	os.WriteFile(gz, gzipped(ng), 0o644)
+	os.WriteFile(gz, capfile.Gzipped(ng), 0o644)
 	ours, _, err := readAll(t, nil, gz)
 	plain, _, _ := readAll(t, nil, multi)
 	if err != nil || fmt.Sprint(ours) != fmt.Sprint(plain) {
@@ -208,16 +211,16 @@ func TestMaxRecord(t *testing.T) {
 	for i := range big {
 		big[i] = byte(i)
 	}
-	recs := []rec{{ts: ts, data: small, orig: 60}, {ts: ts, data: big, orig: len(big)},
-		{ts: ts, data: small[:50], orig: 50}, {ts: ts, data: big[:2000], orig: 2000}, {ts: ts, data: small, orig: 60}}
+	recs := []capfile.Record{{TS: ts, Data: small, Orig: 60}, {TS: ts, Data: big, Orig: len(big)},
+		{TS: ts, Data: small[:50], Orig: 50}, {TS: ts, Data: big[:2000], Orig: 2000}, {TS: ts, Data: small, Orig: 60}}
 	o := binary.LittleEndian
 	var ng []byte
-	ng = append(ng, ngSHB(o)...)
-	ng = append(ng, ngIDB(o, layers.LinkTypeEthernet, 0, 0)...)
+	ng = append(ng, capfile.NgSHB(o)...)
+	ng = append(ng, capfile.NgIDB(o, layers.LinkTypeEthernet, 0, 0)...)
 	for _, r := range recs {
-		ng = append(ng, ngEPB(o, 0, ngUnits(r.ts, 0), r.data, r.orig)...)
+		ng = append(ng, capfile.NgEPB(o, 0, capfile.NgUnits(r.TS, 0), r.Data, r.Orig)...)
 	}
-	pcap := pcapFile(binary.BigEndian, false, layers.LinkTypeEthernet, 0xffffffff, recs)
+	pcap := capfile.Pcap(binary.BigEndian, false, layers.LinkTypeEthernet, 0xffffffff, recs)
 	for _, tc := range []struct {
 		name      string
 		data      []byte
@@ -227,15 +230,15 @@ func TestMaxRecord(t *testing.T) {
 		truncated bool
 	}{
 		{"pcap, default", pcap, 0, []int{60, 50, 2000, 60}, 1, false},
-		{"pcap.gz, default", gzipped(pcap), 0, []int{60, 50, 2000, 60}, 1, false},
+		{"pcap.gz, default", capfile.Gzipped(pcap), 0, []int{60, 50, 2000, 60}, 1, false},
 		{"pcapng, default", ng, 0, []int{60, 50, 2000, 60}, 1, false},
-		{"pcapng.gz, default", gzipped(ng), 0, []int{60, 50, 2000, 60}, 1, false},
+		{"pcapng.gz, default", capfile.Gzipped(ng), 0, []int{60, 50, 2000, 60}, 1, false},
 		{"pcap, 55 bytes", pcap, 55, []int{50}, 4, false},
 		{"pcapng, 55 bytes", ng, 55, []int{50}, 4, false},
 		{"pcap, at the cap", pcap, 2000, []int{60, 50, 2000, 60}, 1, false},
-		{"pcapng, 4 MiB", gzipped(ng), 4 << 20, []int{60, len(big), 50, 2000, 60}, 0, false},
+		{"pcapng, 4 MiB", capfile.Gzipped(ng), 4 << 20, []int{60, len(big), 50, 2000, 60}, 0, false},
 		{"pcap ending inside the skipped record", pcap[:24+16+60+16+1<<20], 0, []int{60}, 0, true},
-		{"pcapng ending inside the skipped block", gzipped(ng[:len(ngSHB(o))+len(ngIDB(o, 1, 0, 0))+len(ngEPB(o, 0, 0, small, 60))+2<<20]), 0, []int{60}, 0, true},
+		{"pcapng ending inside the skipped block", capfile.Gzipped(ng[:len(capfile.NgSHB(o))+len(capfile.NgIDB(o, 1, 0, 0))+len(capfile.NgEPB(o, 0, 0, small, 60))+2<<20]), 0, []int{60}, 0, true},
 	} {
 		path := filepath.Join(tmp, strings.ReplaceAll(tc.name, " ", "_"))
 		os.WriteFile(path, tc.data, 0o644)
@@ -257,8 +260,8 @@ func TestMaxRecord(t *testing.T) {
 // "truncated" (issue 9: it was).
 func TestBadBlockLength(t *testing.T) {
 	o := binary.LittleEndian
-	head := append(ngSHB(o), ngIDB(o, layers.LinkTypeEthernet, 0, 0)...)
-	epb := ngEPB(o, 0, 1, make([]byte, 60), 60)
+	head := append(capfile.NgSHB(o), capfile.NgIDB(o, layers.LinkTypeEthernet, 0, 0)...)
+	epb := capfile.NgEPB(o, 0, 1, make([]byte, 60), 60)
 	set := func(b []byte, at int, v uint32) []byte {
 		b = append([]byte(nil), b...)
 		o.PutUint32(b[at:], v)
@@ -278,23 +281,23 @@ func TestBadBlockLength(t *testing.T) {
 		{"leading length differs", set(epb, 4, uint32(len(epb))-4), "at its start but"},
 		{"captured length past the block", set(epb, 20, 1000), "does not fit in block length"},
 		{"huge", set(epb, 4, 0xfffffffc), "bytes for options, more than the 1048576 read"},
-		{"options over the cap", ngBlock(o, ngEnhancedPacket, append(append(o.AppendUint32(make([]byte, 12), 60), o.AppendUint32(nil, 60)...), make([]byte, 60+ngMaxOptions+4)...)), "leaves 1048580 bytes for options"},
-		{"section header, options over the cap", set(ngSHB(o), 4, 28+ngMaxOptions+4), "leaves 1048580 bytes for options"},
+		{"options over the cap", capfile.NgBlock(o, capfile.NgEnhancedPacket, append(append(o.AppendUint32(make([]byte, 12), 60), o.AppendUint32(nil, 60)...), make([]byte, 60+ngMaxOptions+4)...)), "leaves 1048580 bytes for options"},
+		{"section header, options over the cap", set(capfile.NgSHB(o), 4, 28+ngMaxOptions+4), "leaves 1048580 bytes for options"},
 		{"unknown interface", set(epb, 8, 7), "for interface 7, but the section has 1"},
-		{"other block, not a multiple of 4", set(ngBlock(o, 5, make([]byte, 20)), 4, 33), "is not a multiple of 4"},
-		{"other block, trailing length differs", set(ngBlock(o, 5, make([]byte, 20)), 28, 36), "at its start but"},
-		{"interface, below the minimum", set(ngIDB(o, 1, 0, 0), 4, 16), "less than its minimum, 20"},
-		{"interface, option past the block", set(ngIDB(o, 1, 0, 0), 16, 0xff000002), "runs past the block"},
-		{"interface, resolution out of range", ngIDB(o, 1, 0, 20), "timestamp resolution 0x14 out of range"},
-		{"section header, below the minimum", set(ngSHB(o), 4, 24), "less than its minimum, 28"},
-		{"section header, bad byte-order magic", set(ngSHB(o), 8, 0x12345678), "byte-order magic"},
+		{"other block, not a multiple of 4", set(capfile.NgBlock(o, 5, make([]byte, 20)), 4, 33), "is not a multiple of 4"},
+		{"other block, trailing length differs", set(capfile.NgBlock(o, 5, make([]byte, 20)), 28, 36), "at its start but"},
+		{"interface, below the minimum", set(capfile.NgIDB(o, 1, 0, 0), 4, 16), "less than its minimum, 20"},
+		{"interface, option past the block", set(capfile.NgIDB(o, 1, 0, 0), 16, 0xff000002), "runs past the block"},
+		{"interface, resolution out of range", capfile.NgIDB(o, 1, 0, 20), "timestamp resolution 0x14 out of range"},
+		{"section header, below the minimum", set(capfile.NgSHB(o), 4, 24), "less than its minimum, 28"},
+		{"section header, bad byte-order magic", set(capfile.NgSHB(o), 8, 0x12345678), "byte-order magic"},
 	} {
 		data := append(append(append([]byte(nil), head...), epb...), tc.blk...)
 		data = append(data, tail...)
 		path := filepath.Join(t.TempDir(), "bad.pcapng")
 		os.WriteFile(path, data, 0o644)
-		got, _, err := replay(t, path)
-		if len(got) != 0 || err == nil || !strings.Contains(err.Error(), ErrCorrupt.Error()) ||
+		_, _, err := readAll(t, nil, path)
+		if err == nil || !strings.Contains(err.Error(), ErrCorrupt.Error()) ||
 			!strings.Contains(err.Error(), fmt.Sprintf("(block at byte %d)", at)) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
@@ -304,13 +307,13 @@ func TestBadBlockLength(t *testing.T) {
 // The interface cap is reached and reported; one fewer is read.
 func TestInterfaceCap(t *testing.T) {
 	o := binary.BigEndian
-	idb := ngIDB(o, layers.LinkTypeEthernet, 0, 0)
+	idb := capfile.NgIDB(o, layers.LinkTypeEthernet, 0, 0)
 	for _, n := range []int{ngMaxInterfaces, ngMaxInterfaces + 1} {
-		data := ngSHB(o)
+		data := capfile.NgSHB(o)
 		for range n {
 			data = append(data, idb...)
 		}
-		data = append(data, ngEPB(o, n-1, 5, make([]byte, 60), 60)...)
+		data = append(data, capfile.NgEPB(o, n-1, 5, make([]byte, 60), 60)...)
 		path := filepath.Join(t.TempDir(), "ifaces.pcapng")
 		os.WriteFile(path, data, 0o644)
 		got, _, err := readAll(t, nil, path)
@@ -325,14 +328,14 @@ func TestInterfaceCap(t *testing.T) {
 
 // Reading a frame allocates nothing, plain or gzip, pcap or pcapng.
 func TestFileSourceAllocations(t *testing.T) {
-	recs := loadRecords(t, committedCaptures[0])
+	recs := capfile.LoadRecords(t, committedCaptures[0])
 	o := binary.LittleEndian
-	ng := append(ngSHB(o), ngIDB(o, layers.LinkTypeEthernet, 0, 0)...)
+	ng := append(capfile.NgSHB(o), capfile.NgIDB(o, layers.LinkTypeEthernet, 0, 0)...)
 	for _, r := range recs {
-		ng = append(ng, ngEPB(o, 0, ngUnits(r.ts, 0), r.data, r.orig)...)
+		ng = append(ng, capfile.NgEPB(o, 0, capfile.NgUnits(r.TS, 0), r.Data, r.Orig)...)
 	}
-	pcap := pcapFile(o, false, layers.LinkTypeEthernet, 65535, recs)
-	for name, data := range map[string][]byte{"pcap": pcap, "pcapng": ng, "pcap.gz": gzipped(pcap), "pcapng.gz": gzipped(ng)} {
+	pcap := capfile.Pcap(o, false, layers.LinkTypeEthernet, 65535, recs)
+	for name, data := range map[string][]byte{"pcap": pcap, "pcapng": ng, "pcap.gz": capfile.Gzipped(pcap), "pcapng.gz": capfile.Gzipped(ng)} {
 		path := filepath.Join(t.TempDir(), name)
 		os.WriteFile(path, data, 0o644)
 		src, err := OpenFiles(path)
@@ -369,28 +372,28 @@ func TestOpenDirectory(t *testing.T) {
 // its original length raised to its captured length and counted, and
 // every record after it is read (issue 9 review: the pcap reader ended
 // the file there with ErrCorrupt). The requests found are those of the
-// unchanged capture.
+// unchanged capture (capture's TestCapturedLongerThanOriginalRequests).
 func TestCapturedLongerThanOriginal(t *testing.T) {
 	tmp := t.TempDir()
 	path := committedCaptures[0]
-	recs := loadRecords(t, path)
+	recs := capfile.LoadRecords(t, path)
 	if len(recs) < 10 {
 		t.Fatalf("%s: %d records", path, len(recs))
 	}
-	bad := map[int]int{len(recs) / 3: len(recs[len(recs)/3].data) - 1, len(recs) / 2: 0} // record: its original length
+	bad := map[int]int{len(recs) / 3: len(recs[len(recs)/3].Data) - 1, len(recs) / 2: 0} // record: its original length
 	for i, orig := range bad {
-		recs[i].orig = orig
+		recs[i].Orig = orig
 	}
-	link := recs[0].link
+	link := recs[0].Link
 	var ng []byte
-	for _, o := range []byteOrder{binary.LittleEndian, binary.BigEndian} {
-		ng = append(ng, ngSHB(o)...)
-		ng = append(ng, ngIDB(o, link, 0, 9)...)
+	for _, o := range []capfile.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		ng = append(ng, capfile.NgSHB(o)...)
+		ng = append(ng, capfile.NgIDB(o, link, 0, 9)...)
 		for i, r := range recs {
 			if i%2 == 0 {
-				ng = append(ng, ngEPB(o, 0, ngUnits(r.ts, 9), r.data, r.orig)...)
+				ng = append(ng, capfile.NgEPB(o, 0, capfile.NgUnits(r.TS, 9), r.Data, r.Orig)...)
 			} else {
-				ng = append(ng, ngPB(o, 0, ngUnits(r.ts, 9), r.data, r.orig)...)
+				ng = append(ng, capfile.NgPB(o, 0, capfile.NgUnits(r.TS, 9), r.Data, r.Orig)...)
 			}
 		}
 	}
@@ -399,13 +402,9 @@ func TestCapturedLongerThanOriginal(t *testing.T) {
 		data   []byte
 		copies int // of the records
 	}{
-		{"le.pcap", pcapFile(binary.LittleEndian, false, link, 65535, recs), 1},
-		{"be.nsec.pcap", pcapFile(binary.BigEndian, true, link, 65535, recs), 1},
+		{"le.pcap", capfile.Pcap(binary.LittleEndian, false, link, 65535, recs), 1},
+		{"be.nsec.pcap", capfile.Pcap(binary.BigEndian, true, link, 65535, recs), 1},
 		{"pcapng", ng, 2},
-	}
-	want := countRequests(t, path)
-	if want == 0 {
-		t.Fatalf("%s: no requests", path)
 	}
 	for _, f := range files {
 		plain := filepath.Join(tmp, f.name)
@@ -415,7 +414,7 @@ func TestCapturedLongerThanOriginal(t *testing.T) {
 		theirs := tsharkFrames(t, plain)
 		for _, p := range []string{plain, plain + ".gz"} {
 			if p != plain {
-				if err := os.WriteFile(p, gzipped(f.data), 0o644); err != nil {
+				if err := os.WriteFile(p, capfile.Gzipped(f.data), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -438,24 +437,6 @@ func TestCapturedLongerThanOriginal(t *testing.T) {
 			if n := src.ClampedRecords(); n != uint64(f.copies*len(bad)) {
 				t.Errorf("%s: ClampedRecords %d, want %d", p, n, f.copies*len(bad))
 			}
-			if n := countRequests(t, p); n != f.copies*want {
-				t.Errorf("%s: %d requests, want %d", p, n, f.copies*want)
-			}
 		}
 	}
-}
-
-// countRequests runs a file through an Engine and counts the requests.
-func countRequests(t *testing.T, path string) int {
-	t.Helper()
-	src, err := OpenFiles(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	n := 0
-	if err := NewEngine(nil, func(*Request) { n++ }).Run(context.Background(), src); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return n
 }

@@ -1,4 +1,4 @@
-package capture
+package source
 
 import (
 	"encoding/binary"

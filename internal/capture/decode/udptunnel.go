@@ -1,4 +1,4 @@
-package capture
+package decode
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 )
 
 // UDPTunnel is a tunnel recognised by its UDP port (destination, else
-// source; see decoder.udp for what a datagram on a tunnel's port is taken
+// source; see Decoder.udp for what a datagram on a tunnel's port is taken
 // for).
 type UDPTunnel struct {
 	Kind EncapLayer // EncapVXLAN, EncapGeneve, EncapGTP, EncapTeredo or EncapAYIYA
@@ -46,7 +46,7 @@ func ParseUDPTunnel(s string) (UDPTunnel, error) {
 	return UDPTunnel{}, fmt.Errorf("%q: %w", s, ErrTunnelSpec)
 }
 
-// udpTunnels is the decoder's port table: a fixed array, scanned.
+// udpTunnels is the Decoder's port table: a fixed array, scanned.
 type udpTunnels struct {
 	t [MaxUDPTunnels]UDPTunnel
 	n int
@@ -90,9 +90,9 @@ func udpPayload(data []byte) []byte {
 // QUIC when it looks like QUIC; from a tunnel's port only, plain UDP
 // (other). Either is counted by the reason ReasonTunnelPort, which names
 // the tunnel tried.
-func (d *decoder) udp(data []byte, seg *Segment) (decodeResult, Reason, error) {
+func (d *Decoder) udp(data []byte, seg *Segment) (Result, Reason, error) {
 	if len(data) < 8 {
-		return decodedError, Reason{}, errShortUDP
+		return Malformed, Reason{}, errShortUDP
 	}
 	be := binary.BigEndian
 	src, dst := be.Uint16(data), be.Uint16(data[2:])
@@ -100,7 +100,7 @@ func (d *decoder) udp(data []byte, seg *Segment) (decodeResult, Reason, error) {
 	if kind := d.tunnels.kind(dst); kind != 0 {
 		return d.tunnelOr(kind, false, data, seg)
 	}
-	if d.quic && isQUIC(p, src, dst) {
+	if d.ClaimUDP != nil && d.ClaimUDP(p, src, dst) {
 		why := Reason{ReasonIPProtocol, 17}
 		if kind := d.tunnels.kind(src); kind != 0 {
 			why = Reason{ReasonTunnelPort, uint32(kind)}
@@ -110,17 +110,17 @@ func (d *decoder) udp(data []byte, seg *Segment) (decodeResult, Reason, error) {
 	if kind := d.tunnels.kind(src); kind != 0 {
 		return d.tunnelOr(kind, true, data, seg)
 	}
-	return decodedOther, Reason{ReasonIPProtocol, 17}, nil
+	return Other, Reason{ReasonIPProtocol, 17}, nil
 }
 
 // quicDatagram fills seg with a UDP datagram that looks like QUIC: the
 // addresses of the innermost IP header, the ports, the payload.
-func (d *decoder) quicDatagram(seg *Segment, src, dst uint16, p []byte, why Reason) (decodeResult, Reason, error) {
+func (d *Decoder) quicDatagram(seg *Segment, src, dst uint16, p []byte, why Reason) (Result, Reason, error) {
 	d.addrs(seg, src, dst)
 	seg.Payload = p
 	seg.Encap = d.encap
 	seg.Path = d.path.sum()
-	return decodedQUIC, why, nil
+	return Datagram, why, nil
 }
 
 // tunnelOr decodes a UDP datagram as the tunnel kind, taken from its
@@ -130,7 +130,7 @@ func (d *decoder) quicDatagram(seg *Segment, src, dst uint16, p []byte, why Reas
 // taken back, the addresses those of its own IP header. A QUIC Initial
 // that happens to read as a tunnel carrying something else is still
 // QUIC: the QUIC reader records nothing that does not authenticate.
-func (d *decoder) tunnelOr(kind EncapLayer, fromSrc bool, data []byte, seg *Segment) (decodeResult, Reason, error) {
+func (d *Decoder) tunnelOr(kind EncapLayer, fromSrc bool, data []byte, seg *Segment) (Result, Reason, error) {
 	be := binary.BigEndian
 	src, dst := be.Uint16(data), be.Uint16(data[2:])
 	var srcIP, dstIP [16]byte // the tunnel overwrites d.ip4 or d.ip6
@@ -145,12 +145,12 @@ func (d *decoder) tunnelOr(kind EncapLayer, fromSrc bool, data []byte, seg *Segm
 	encapN, pathN := d.encap.n, d.path.n
 	d.pathEndpoints()
 	res, why, err := d.tunnel(kind, data[8:], seg)
-	if res == decodedTCP || res == decodedQUIC || res == decodedFragment || d.reassembled {
+	if res == TCP || res == Datagram || res == Fragment || d.Reassembled {
 		return res, why, err
 	}
 	p := udpPayload(data)
-	quic := d.quic && isQUIC(p, src, dst)
-	if !quic && (!fromSrc || res == decodedOther) {
+	quic := d.ClaimUDP != nil && d.ClaimUDP(p, src, dst)
+	if !quic && (!fromSrc || res == Other) {
 		// To the tunnel's port: the tunnel's, undecoded or malformed. From
 		// it, the tunnel's too when it read as the tunnel (a Teredo bubble,
 		// ICMPv6 inside).
@@ -166,41 +166,41 @@ func (d *decoder) tunnelOr(kind EncapLayer, fromSrc bool, data []byte, seg *Segm
 	}
 	why = Reason{ReasonTunnelPort, uint32(kind)}
 	if !quic {
-		return decodedOther, why, nil
+		return Other, why, nil
 	}
 	seg.Payload = p
 	seg.Encap = d.encap
 	seg.Path = d.path.sum()
-	return decodedQUIC, why, nil
+	return Datagram, why, nil
 }
 
 // tunnel decodes p, a UDP payload, as the tunnel kind.
-func (d *decoder) tunnel(kind EncapLayer, p []byte, seg *Segment) (decodeResult, Reason, error) {
+func (d *Decoder) tunnel(kind EncapLayer, p []byte, seg *Segment) (Result, Reason, error) {
 	if !d.encap.push(kind) {
-		return decodedNot, Reason{ReasonEncapDepth, MaxEncap}, nil
+		return Undecoded, Reason{ReasonEncapDepth, MaxEncap}, nil
 	}
 	be := binary.BigEndian
 	notDecoded, signal := Reason{ReasonTunnel, uint32(kind)}, Reason{ReasonTunnelSignal, uint32(kind)}
 	switch kind {
 	case EncapVXLAN: // flags (I), reserved, VNI, reserved; then Ethernet
 		if len(p) < 8 {
-			return decodedError, Reason{}, errShortTun
+			return Malformed, Reason{}, errShortTun
 		}
 		if p[0]&0x08 == 0 {
-			return decodedNot, notDecoded, nil
+			return Undecoded, notDecoded, nil
 		}
 		d.path.field(EncapVXLAN, uint32(p[4])<<16|uint32(p[5])<<8|uint32(p[6]), 3)
 		return d.innerEther(p[8:], seg)
 	case EncapGeneve: // version, option length, flags, protocol, VNI; options
 		if len(p) < 8 {
-			return decodedError, Reason{}, errShortTun
+			return Malformed, Reason{}, errShortTun
 		}
 		n := 8 + int(p[0]&0x3f)*4
 		if p[0]>>6 != 0 {
-			return decodedNot, notDecoded, nil
+			return Undecoded, notDecoded, nil
 		}
 		if len(p) < n {
-			return decodedError, Reason{}, errShortTun
+			return Malformed, Reason{}, errShortTun
 		}
 		d.path.field(EncapGeneve, uint32(p[4])<<16|uint32(p[5])<<8|uint32(p[6]), 3)
 		proto := be.Uint16(p[2:])
@@ -210,23 +210,23 @@ func (d *decoder) tunnel(kind EncapLayer, p []byte, seg *Segment) (decodeResult,
 		return d.etherType(proto, p[n:], seg)
 	case EncapGTP: // GTPv1-U: G-PDU carries IP
 		if len(p) < 8 {
-			return decodedError, Reason{}, errShortTun
+			return Malformed, Reason{}, errShortTun
 		}
 		if p[0]>>5 != 1 || p[0]&0x10 == 0 {
-			return decodedNot, notDecoded, nil
+			return Undecoded, notDecoded, nil
 		}
 		if p[1] != 0xff { // echo, error indication, end marker ...: no user data
-			return decodedOther, signal, nil
+			return Other, signal, nil
 		}
 		n := 8
 		if p[0]&0x07 != 0 { // sequence number, N-PDU number, next extension type
 			n = 12
 			if len(p) < n {
-				return decodedError, Reason{}, errShortTun
+				return Malformed, Reason{}, errShortTun
 			}
 			for next, i := p[11], 0; next != 0; i++ {
 				if i == 8 || len(p) < n+4 || p[n] == 0 || len(p) < n+int(p[n])*4 {
-					return decodedError, Reason{}, errShortTun
+					return Malformed, Reason{}, errShortTun
 				}
 				n += int(p[n]) * 4
 				next = p[n-1]
@@ -238,34 +238,34 @@ func (d *decoder) tunnel(kind EncapLayer, p []byte, seg *Segment) (decodeResult,
 			switch p[1] {
 			case 0: // origin indication
 				if len(p) < 8 {
-					return decodedError, Reason{}, errShortTun
+					return Malformed, Reason{}, errShortTun
 				}
 				p = p[8:]
 			case 1: // authentication
 				if len(p) < 4 || len(p) < 4+int(p[2])+int(p[3])+9 {
-					return decodedError, Reason{}, errShortTun
+					return Malformed, Reason{}, errShortTun
 				}
 				p = p[4+int(p[2])+int(p[3])+9:]
 			default:
-				return decodedNot, notDecoded, nil
+				return Undecoded, notDecoded, nil
 			}
 		}
 		if len(p) == 0 || p[0]>>4 != 6 {
-			return decodedOther, signal, nil // a bubble, or not Teredo
+			return Other, signal, nil // a bubble, or not Teredo
 		}
 		return d.ip(p, seg)
 	case EncapAYIYA: // identity, signature, next header
 		if len(p) < 8 {
-			return decodedError, Reason{}, errShortTun
+			return Malformed, Reason{}, errShortTun
 		}
 		n := 8 + 1<<(p[0]>>4) + int(p[1]>>4)*4
 		if len(p) < n {
-			return decodedError, Reason{}, errShortTun
+			return Malformed, Reason{}, errShortTun
 		}
 		if p[2]&0x0f != 1 || (p[3] != 4 && p[3] != 41) { // not a forward of IP
-			return decodedOther, signal, nil
+			return Other, signal, nil
 		}
 		return d.ip(p[n:], seg)
 	}
-	return decodedNot, notDecoded, nil
+	return Undecoded, notDecoded, nil
 }

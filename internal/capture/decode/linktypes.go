@@ -1,4 +1,4 @@
-package capture
+package decode
 
 import (
 	"encoding/binary"
@@ -10,14 +10,14 @@ import (
 // Link types read by hand: IEEE 802.11 (bare, or behind a radiotap, Prism,
 // AVS or PPI header), NFLOG and PPP.
 
-// Link types not named by gopacket.
+// Link types not named by gopacket, decoded here.
 const (
-	linkTypePrism    layers.LinkType = 119
-	linkTypeAVS      layers.LinkType = 163
-	linkTypePPPHDLC  layers.LinkType = 50
-	linkTypePPPWithD layers.LinkType = 204 // PPP with a direction byte
-	linkTypePPI      layers.LinkType = 192
-	linkTypeNFLOG    layers.LinkType = 239
+	LinkTypePrism    layers.LinkType = 119
+	LinkTypeAVS      layers.LinkType = 163
+	LinkTypePPPHDLC  layers.LinkType = 50
+	LinkTypePPPWithD layers.LinkType = 204 // PPP with a direction byte
+	LinkTypePPI      layers.LinkType = 192
+	LinkTypeNFLOG    layers.LinkType = 239
 )
 
 var (
@@ -29,45 +29,45 @@ var (
 
 // radio skips a radio header (radiotap, Prism, AVS, PPI) and decodes the
 // 802.11 frame after it.
-func (d *decoder) radio(lt layers.LinkType, data []byte, seg *Segment) (decodeResult, Reason, error) {
+func (d *Decoder) radio(lt layers.LinkType, data []byte, seg *Segment) (Result, Reason, error) {
 	var n int
 	switch lt {
 	case layers.LinkTypeIEEE80211Radio: // it_len, little-endian
 		if len(data) < 4 {
-			return decodedError, Reason{}, errShortRadio
+			return Malformed, Reason{}, errShortRadio
 		}
 		n = int(binary.LittleEndian.Uint16(data[2:]))
-	case linkTypePrism: // msglen, host order: little-endian in practice
+	case LinkTypePrism: // msglen, host order: little-endian in practice
 		if len(data) < 8 {
-			return decodedError, Reason{}, errShortRadio
+			return Malformed, Reason{}, errShortRadio
 		}
 		n = int(binary.LittleEndian.Uint32(data[4:]))
 		if n > 0xffff {
 			n = int(binary.BigEndian.Uint32(data[4:]))
 		}
-	case linkTypeAVS: // header length, big-endian
+	case LinkTypeAVS: // header length, big-endian
 		if len(data) < 8 {
-			return decodedError, Reason{}, errShortRadio
+			return Malformed, Reason{}, errShortRadio
 		}
 		n = int(binary.BigEndian.Uint32(data[4:]))
-	case linkTypePPI: // pph_len and pph_dlt, little-endian
+	case LinkTypePPI: // pph_len and pph_dlt, little-endian
 		if len(data) < 8 {
-			return decodedError, Reason{}, errShortRadio
+			return Malformed, Reason{}, errShortRadio
 		}
 		n = int(binary.LittleEndian.Uint16(data[2:]))
 		switch dlt := binary.LittleEndian.Uint32(data[4:]); dlt {
 		case uint32(layers.LinkTypeIEEE802_11):
 		case uint32(layers.LinkTypeEthernet):
 			if n > len(data) {
-				return decodedError, Reason{}, errShortRadio
+				return Malformed, Reason{}, errShortRadio
 			}
 			return d.ether(data[n:], seg)
 		default:
-			return decodedNot, Reason{ReasonLinkType, dlt}, nil
+			return Undecoded, Reason{ReasonLinkType, dlt}, nil
 		}
 	}
 	if n < 4 || n > len(data) {
-		return decodedError, Reason{}, errShortRadio
+		return Malformed, Reason{}, errShortRadio
 	}
 	return d.wlan(data[n:], seg)
 }
@@ -75,20 +75,20 @@ func (d *decoder) radio(lt layers.LinkType, data []byte, seg *Segment) (decodeRe
 // wlan decodes an 802.11 frame: data and QoS data frames with LLC/SNAP
 // inside; management and control frames, null data and protected
 // (encrypted) frames carry nothing readable.
-func (d *decoder) wlan(data []byte, seg *Segment) (decodeResult, Reason, error) {
+func (d *Decoder) wlan(data []byte, seg *Segment) (Result, Reason, error) {
 	if len(data) < 24 {
-		return decodedError, Reason{}, errShortWLAN
+		return Malformed, Reason{}, errShortWLAN
 	}
 	fc0, fc1 := data[0], data[1]
 	typ, sub := fc0>>2&3, fc0>>4
 	if fc0&3 != 0 || typ != 2 { // protocol version 0, data frames only
-		return decodedOther, Reason{ReasonWLAN, uint32(typ)}, nil
+		return Other, Reason{ReasonWLAN, uint32(typ)}, nil
 	}
 	if sub&4 != 0 { // null data, QoS null: no payload
-		return decodedOther, Reason{ReasonWLAN, 2}, nil
+		return Other, Reason{ReasonWLAN, 2}, nil
 	}
 	if fc1&0x40 != 0 {
-		return decodedNot, Reason{ReasonWLANProtected, 0}, nil
+		return Undecoded, Reason{ReasonWLANProtected, 0}, nil
 	}
 	n := 24
 	if fc1&3 == 3 { // to and from DS: a fourth address
@@ -101,58 +101,58 @@ func (d *decoder) wlan(data []byte, seg *Segment) (decodeResult, Reason, error) 
 		}
 	}
 	if len(data) < n {
-		return decodedError, Reason{}, errShortWLAN
+		return Malformed, Reason{}, errShortWLAN
 	}
 	rest := data[n:]
 	if len(rest) >= 8 && rest[0] == 0xaa && rest[1] == 0xaa && rest[2] == 3 {
 		return d.etherType(binary.BigEndian.Uint16(rest[6:]), rest[8:], seg)
 	}
-	return decodedOther, Reason{ReasonNonIP, 0}, nil
+	return Other, Reason{ReasonNonIP, 0}, nil
 }
 
 // nflog decodes an NFLOG frame: a 4-byte header (address family, version,
 // group), then TLVs (length and type in host order: little-endian on the
 // machines that write them, told apart by a sane length), the packet in
 // NFULA_PAYLOAD (9), an IP packet.
-func (d *decoder) nflog(data []byte, seg *Segment) (decodeResult, Reason, error) {
+func (d *Decoder) nflog(data []byte, seg *Segment) (Result, Reason, error) {
 	if len(data) < 4 {
-		return decodedError, Reason{}, errShortNFLOG
+		return Malformed, Reason{}, errShortNFLOG
 	}
 	rest := data[4:]
 	for i := 0; len(rest) > 0; i++ {
 		if len(rest) < 4 || i == 64 {
-			return decodedError, Reason{}, errShortNFLOG
+			return Malformed, Reason{}, errShortNFLOG
 		}
 		l, t := int(binary.LittleEndian.Uint16(rest)), binary.LittleEndian.Uint16(rest[2:])
 		if l < 4 || l > len(rest) {
 			l, t = int(binary.BigEndian.Uint16(rest)), binary.BigEndian.Uint16(rest[2:])
 		}
 		if l < 4 || l > len(rest) {
-			return decodedError, Reason{}, errShortNFLOG
+			return Malformed, Reason{}, errShortNFLOG
 		}
 		if t&0x7fff == 9 {
 			return d.ip(rest[4:l], seg)
 		}
 		rest = rest[min((l+3)&^3, len(rest)):]
 	}
-	return decodedOther, Reason{ReasonNoPacket, 0}, nil // no payload logged
+	return Other, Reason{ReasonNoPacket, 0}, nil // no payload logged
 }
 
 // ppp decodes a PPP frame, with or without its HDLC address and control
 // bytes, with a 1- or 2-byte protocol field.
-func (d *decoder) ppp(data []byte, seg *Segment) (decodeResult, Reason, error) {
+func (d *Decoder) ppp(data []byte, seg *Segment) (Result, Reason, error) {
 	if len(data) >= 2 && data[0] == 0xff && data[1] == 0x03 {
 		data = data[2:]
 	}
 	if len(data) < 1 {
-		return decodedError, Reason{}, errShortPPP
+		return Malformed, Reason{}, errShortPPP
 	}
 	var proto uint16
 	if data[0]&1 == 1 { // a compressed, 1-byte protocol
 		proto, data = uint16(data[0]), data[1:]
 	} else {
 		if len(data) < 2 {
-			return decodedError, Reason{}, errShortPPP
+			return Malformed, Reason{}, errShortPPP
 		}
 		proto, data = binary.BigEndian.Uint16(data), data[2:]
 	}
@@ -162,7 +162,7 @@ func (d *decoder) ppp(data []byte, seg *Segment) (decodeResult, Reason, error) {
 	case proto == 0x0281: // MPLS
 		return d.etherType(0x8847, data, seg)
 	case proto >= 0x8000:
-		return decodedOther, Reason{ReasonPPP, uint32(proto)}, nil
+		return Other, Reason{ReasonPPP, uint32(proto)}, nil
 	}
-	return decodedNot, Reason{ReasonPPP, uint32(proto)}, nil
+	return Undecoded, Reason{ReasonPPP, uint32(proto)}, nil
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package capture
+package source
 
 import "errors"
 
