@@ -13,6 +13,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/internal/capture"
 	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/metrics"
 	"github.com/urldedupd/urldedupd/internal/redisstate"
 	"github.com/urldedupd/urldedupd/internal/shardfile"
 )
@@ -48,6 +49,7 @@ func defaultDir() string {
 }
 
 func newRootCommand() *cobra.Command {
+	metrics.Version = version // urldedupd_build_info
 	g := &globalOptions{}
 	root := &cobra.Command{
 		Use:   "urldedupd",
