@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/urldedupd/urldedupd/internal/audit"
 	"github.com/urldedupd/urldedupd/internal/capture"
@@ -19,9 +20,11 @@ type summary struct {
 
 // summaryCounters are the counters of a summary: capture.StatsCounters,
 // then audit.CountsCounters.
-var summaryCounters = append(
-	counter.Nest(capture.StatsCounters, "", func(s *summary) *capture.Stats { return &s.stats }),
-	counter.Nest(audit.CountsCounters, "", func(s *summary) *audit.Counts { return &s.counts })...)
+var summaryCounters = sync.OnceValue(func() counter.Table[summary] {
+	return append(
+		counter.Nest(capture.StatsCounters(), "", func(s *summary) *capture.Stats { return &s.stats }),
+		counter.Nest(audit.CountsCounters, "", func(s *summary) *audit.Counts { return &s.counts })...)
+})
 
 // textLine is a line of the text summary: lead, then each counter named
 // as "Text value", two spaces apart. A name ending in ':' stands for every
@@ -56,8 +59,9 @@ func quicSeen(s *summary) bool { return s.stats.QUIC != (capture.QUICStats{}) }
 func (l *textLine) counters() []*counter.Desc[summary] {
 	var ds []*counter.Desc[summary]
 	for _, n := range strings.Fields(l.names) {
-		for i := range summaryCounters {
-			d := &summaryCounters[i]
+		sc := summaryCounters()
+		for i := range sc {
+			d := &sc[i]
 			if d.Name == n || strings.HasSuffix(n, ":") && strings.HasPrefix(d.Name, n) {
 				ds = append(ds, d)
 			}
@@ -66,21 +70,22 @@ func (l *textLine) counters() []*counter.Desc[summary] {
 	return ds
 }
 
-// textLayout is textLines' counters, looked up once.
-var textLayout = func() [][]*counter.Desc[summary] {
+// textLayout is textLines' counters, looked up once, at the first
+// summary (not at the start of every command).
+var textLayout = sync.OnceValue(func() [][]*counter.Desc[summary] {
 	l := make([][]*counter.Desc[summary], len(textLines))
 	for i := range textLines {
 		l[i] = textLines[i].counters()
 	}
 	return l
-}()
+})
 
 func writeSummary(w io.Writer, st capture.Stats, c audit.Counts) {
 	s := &summary{stats: st, counts: c}
 	for i, line := range textLines {
 		shown := line.shown != nil && line.shown(s)
 		var b []byte
-		for _, d := range textLayout[i] {
+		for _, d := range textLayout()[i] {
 			v := d.Value(s)
 			if v != 0 && line.shown == nil {
 				shown = true
@@ -123,24 +128,23 @@ var jsonFirst = strings.Fields(`packets bytes tcp_flows requests new dup parse_e
 	h2c_connections h2c_upgrades h2c_frame_errors h2c_hpack_errors h2c_over_cap h2c_lost`)
 
 // jsonLayout is the --json summary's counters: those of jsonFirst, and
-// the rest.
-var jsonLayout = func() (first, rest []*counter.Desc[summary]) {
+// the rest; looked up once, at the first summary.
+var jsonLayout = sync.OnceValues(func() (first, rest []*counter.Desc[summary]) {
 	seen := map[string]bool{}
+	sc := summaryCounters()
 	for _, n := range jsonFirst {
-		if d := summaryCounters.Lookup(n); d != nil && d.In(counter.JSON) {
+		if d := sc.Lookup(n); d != nil && d.In(counter.JSON) {
 			first = append(first, d)
 			seen[n] = true
 		}
 	}
-	for i := range summaryCounters {
-		if d := &summaryCounters[i]; d.In(counter.JSON) && !seen[d.Name] {
+	for i := range sc {
+		if d := &sc[i]; d.In(counter.JSON) && !seen[d.Name] {
 			rest = append(rest, d)
 		}
 	}
 	return first, rest
-}
-
-var jsonHead, jsonTail = jsonLayout()
+})
 
 // appendReasons adds the frames without TCP by reason to the summary
 // object b, as flat counters like the rest: "undecoded:linktype:127": 26,
@@ -168,15 +172,16 @@ func appendReasons(b []byte, r *capture.Reasons) []byte {
 
 func writeJSONSummary(w io.Writer, st capture.Stats, c audit.Counts) {
 	s := &summary{stats: st, counts: c}
+	head, tail := jsonLayout()
 	b := []byte{'{'}
-	for _, d := range jsonHead {
+	for _, d := range head {
 		if len(b) > 1 {
 			b = append(b, ',')
 		}
 		b = fmt.Appendf(b, "%q:%d", d.Name, d.Value(s))
 	}
 	b = appendReasons(b, &s.stats.Reasons)
-	for _, d := range jsonTail {
+	for _, d := range tail {
 		if v := d.Value(s); v != 0 || !d.Sparse {
 			b = fmt.Appendf(b, ",%q:%d", d.Name, v)
 		}

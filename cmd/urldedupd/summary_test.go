@@ -18,8 +18,9 @@ import (
 // a run with only HTTP; one with fragments and non-HTTP streams.
 func goldenCases() map[string]*summary {
 	all := &summary{}
-	for i := range summaryCounters {
-		*summaryCounters[i].Field(all) = uint64(1000 + i)
+	sc := summaryCounters()
+	for i := range sc {
+		*sc[i].Field(all) = uint64(1000 + i)
 	}
 	http := &summary{}
 	http.stats.Packets, http.stats.Bytes, http.stats.Assembler.Flows = 40, 6000, 3
@@ -69,8 +70,9 @@ func TestSummaryCountersOnce(t *testing.T) {
 		t.Fatalf("JSON summary: %v\n%s", err, js.String())
 	}
 	inJSON := 0
-	for i := range summaryCounters {
-		d := &summaryCounters[i]
+	sc := summaryCounters()
+	for i := range sc {
+		d := &sc[i]
 		v := strconv.FormatUint(d.Value(s), 10)
 		if d.In(counter.JSON) {
 			inJSON++
@@ -88,7 +90,7 @@ func TestSummaryCountersOnce(t *testing.T) {
 	if len(obj) != inJSON { // no reasons in this summary
 		t.Errorf("JSON summary has %d keys, want the %d counters", len(obj), inJSON)
 	}
-	for i, l := range textLayout {
+	for i, l := range textLayout() {
 		if len(l) == 0 {
 			t.Errorf("text line %d (%q) names no counter", i, textLines[i].names)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/urldedupd/urldedupd/internal/counter"
 	"github.com/urldedupd/urldedupd/internal/quic"
@@ -55,8 +56,9 @@ type Stats struct {
 // StatsCounters describes every counter of Stats (internal/counter), those
 // of the types inside it included, but for Reasons (which have their own
 // Merge and Counts): the text and JSON summaries, the daemon's metrics and
-// its sum over restarted engines are loops over it.
-var StatsCounters = func() counter.Table[Stats] {
+// its sum over restarted engines are loops over it. It is made when first
+// asked for, not at the start of every command.
+var StatsCounters = sync.OnceValue(func() counter.Table[Stats] {
 	t := counter.Table[Stats]{
 		{Name: "packets", Help: "Frames captured", Text: "packets", Field: func(s *Stats) *uint64 { return &s.Packets }},
 		{Name: "bytes", Help: "Bytes captured", Unit: "bytes", Text: "bytes", Field: func(s *Stats) *uint64 { return &s.Bytes }},
@@ -78,9 +80,9 @@ var StatsCounters = func() counter.Table[Stats] {
 			MetricHelp: "Records found, by protocol: http (HTTP/1.x requests), tls (ClientHellos over TCP), quic (ClientHellos in QUIC Initials), h2c (cleartext HTTP/2 requests); only the protocols selected (proto)",
 			Field:      func(s *Stats) *uint64 { return &s.Records[p] }})
 	}
-	t = append(t, counter.Nest(QUICStatsCounters, "quic_", func(s *Stats) *QUICStats { return &s.QUIC })...)
-	return append(t, counter.Nest(NonHTTPCountsCounters, "", func(s *Stats) *NonHTTPCounts { return &s.Assembler.NonHTTP })...)
-}()
+	t = append(t, counter.Nest(QUICStatsCounters(), "quic_", func(s *Stats) *QUICStats { return &s.QUIC })...)
+	return append(t, counter.Nest(NonHTTPCountsCounters(), "", func(s *Stats) *NonHTTPCounts { return &s.Assembler.NonHTTP })...)
+})
 
 // Decoded is the number of frames read through to their network layer or
 // to a protocol known to carry none: all but the undecoded and malformed.

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"sync"
 	"time"
 
 	"github.com/urldedupd/urldedupd/internal/counter"
@@ -24,13 +25,18 @@ type QUICStats struct {
 }
 
 // QUICStatsCounters describes QUICStats' counters (internal/counter):
-// quic.StatsCounters, then the ClientHellos' own.
-var QUICStatsCounters = append(counter.Nest(quic.StatsCounters, "", func(s *QUICStats) *quic.Stats { return &s.Stats }), counter.Table[QUICStats]{
+// quic.StatsCounters, then the ClientHellos' own. Like the other tables
+// made of tables, it is made when first asked for, not at every start.
+var QUICStatsCounters = sync.OnceValue(func() counter.Table[QUICStats] {
+	return append(counter.Nest(quic.StatsCounters, "", func(s *QUICStats) *quic.Stats { return &s.Stats }), quicHelloCounters...)
+})
+
+var quicHelloCounters = counter.Table[QUICStats]{
 	{Name: "hellos_without_sni", Help: "ClientHellos without a server name: recorded under the server's address", Text: "without SNI", Field: func(s *QUICStats) *uint64 { return &s.NoSNI }},
 	{Name: "ech_hellos", Help: "ClientHellos with an encrypted_client_hello extension: the name recorded is the public one", Text: "with ECH", Field: func(s *QUICStats) *uint64 { return &s.ECH }},
 	{Name: "hello_errors", Help: "ClientHellos put together that could not be parsed: not recorded", Text: "unparsable", Field: func(s *QUICStats) *uint64 { return &s.Errors }},
 	{Name: "tunnel_port", Help: "UDP datagrams on a tunnel's port (from it, or to it and not decoded as the tunnel) read as QUIC", Metric: "tunnel_port_datagrams", Field: func(s *QUICStats) *uint64 { return &s.TunnelPort }},
-}...)
+}
 
 // Counter is one named count, for summaries and metrics.
 type Counter struct {
@@ -41,9 +47,10 @@ type Counter struct {
 
 // Counters lists s's counts by name, in QUICStatsCounters' order.
 func (s *QUICStats) Counters() []Counter {
-	c := make([]Counter, len(QUICStatsCounters))
-	for i := range QUICStatsCounters {
-		d := &QUICStatsCounters[i]
+	t := QUICStatsCounters()
+	c := make([]Counter, len(t))
+	for i := range t {
+		d := &t[i]
 		c[i] = Counter{Name: d.Name, Help: d.Help, Value: d.Value(s)}
 	}
 	return c

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"strconv"
+	"sync"
 
 	"github.com/urldedupd/urldedupd/internal/counter"
 	"github.com/urldedupd/urldedupd/internal/h2c"
@@ -44,7 +45,7 @@ type NonHTTPCounts [NumStreamKinds]uint64
 // NonHTTPCountsCounters describes NonHTTPCounts (internal/counter): one
 // counter a kind, "non_http:tls", one metric by kind. The summaries show
 // only the kinds seen.
-var NonHTTPCountsCounters = func() counter.Table[NonHTTPCounts] {
+var NonHTTPCountsCounters = sync.OnceValue(func() counter.Table[NonHTTPCounts] {
 	t := make(counter.Table[NonHTTPCounts], NumStreamKinds)
 	for k := range NumStreamKinds {
 		t[k] = counter.Desc[NonHTTPCounts]{Name: "non_http:" + k.String(), Help: "client streams recognised as " + k.String() + " and skipped",
@@ -53,7 +54,7 @@ var NonHTTPCountsCounters = func() counter.Table[NonHTTPCounts] {
 			Field:      func(s *NonHTTPCounts) *uint64 { return &s[k] }}
 	}
 	return t
-}()
+})
 
 // maxSniff bounds the bytes held to recognise the start of a stream (one
 // SOCKS message, or the first line). Past it the stream is taken for HTTP.

@@ -103,11 +103,14 @@ type figures struct {
 }
 
 // figureCounters describe figures: capture.StatsCounters, then
-// audit.CountsCounters, then undecided.
-var figureCounters = append(append(
-	counter.Nest(capture.StatsCounters, "", func(f *figures) *capture.Stats { return &f.stats }),
-	counter.Nest(audit.CountsCounters, "", func(f *figures) *audit.Counts { return &f.counts })...),
-	counter.Desc[figures]{Name: "undecided", Help: "Requests the backend could not decide (their URLs are not recorded); capture went on", Field: func(f *figures) *uint64 { return &f.undecided }})
+// audit.CountsCounters, then undecided. Made at the first scrape, not at
+// the start of every command.
+var figureCounters = sync.OnceValue(func() counter.Table[figures] {
+	return append(append(
+		counter.Nest(capture.StatsCounters(), "", func(f *figures) *capture.Stats { return &f.stats }),
+		counter.Nest(audit.CountsCounters, "", func(f *figures) *audit.Counts { return &f.counts })...),
+		counter.Desc[figures]{Name: "undecided", Help: "Requests the backend could not decide (their URLs are not recorded); capture went on", Field: func(f *figures) *uint64 { return &f.undecided }})
+})
 
 // family is one metric of the sources' counters: urldedupd_capture_STEM_total
 // with a source label, and the counters that are its series.
@@ -117,12 +120,13 @@ type family struct {
 }
 
 // families groups figureCounters by metric, in the order they come first;
-// made once, at start-up.
-var families = func() []*family {
+// made once, at the first scrape.
+var families = sync.OnceValue(func() []*family {
 	var fs []*family
 	byName := map[string]*family{}
-	for i := range figureCounters {
-		d := &figureCounters[i]
+	fc := figureCounters()
+	for i := range fc {
+		d := &fc[i]
 		if !d.In(counter.Metrics) {
 			continue
 		}
@@ -141,7 +145,7 @@ var families = func() []*family {
 		f.series = append(f.series, d)
 	}
 	return fs
-}()
+})
 
 // collector reports the sources' figures and the state's fill. The fill
 // reads all 512 MiB, so it is counted at most every 10 seconds.
@@ -159,7 +163,7 @@ func (c *collector) collectSources(w *metrics.Writer) {
 		f.stats, f.counts, f.undecided = s.snapshot()
 		f.stats.Panics += s.panics.Load()
 	}
-	for _, fam := range families {
+	for _, fam := range families() {
 		w.Family(fam.name, metrics.Counter, fam.help)
 		for i, s := range c.d.sources {
 			for _, d := range fam.series {

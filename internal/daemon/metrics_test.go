@@ -26,8 +26,9 @@ func scrape(t *testing.T) (string, *figures) {
 	}
 	src := &source{cfg: SourceConfig{Iface: "eth0"}}
 	f := &figures{}
-	for i := range figureCounters {
-		*figureCounters[i].Field(f) = uint64(1000 + i)
+	fc := figureCounters()
+	for i := range fc {
+		*fc[i].Field(f) = uint64(1000 + i)
 	}
 	src.stats, src.counts, src.undecided = f.stats, f.counts, f.undecided
 	src.up.Store(true)
@@ -80,8 +81,9 @@ func TestMetricsPromtool(t *testing.T) {
 func TestMetricsEveryCounterOnce(t *testing.T) {
 	out, f := scrape(t)
 	seen := 0
-	for i := range figureCounters {
-		d := &figureCounters[i]
+	fc := figureCounters()
+	for i := range fc {
+		d := &fc[i]
 		v := strconv.FormatUint(d.Value(f), 10)
 		var series string
 		if ln, lv := d.LabelPair(); ln != "" { // labels sorted by name: kind, proto, reason < source

@@ -205,7 +205,7 @@ func statsAfterCrash(eng *capture.Engine) (st capture.Stats) {
 // KernelDrops, the source's own running total, the larger), and the
 // frames by reason.
 func addStats(a, b capture.Stats) capture.Stats {
-	capture.StatsCounters.Add(&a, &b)
+	capture.StatsCounters().Add(&a, &b)
 	a.Reasons.Merge(&b.Reasons)
 	return a
 }
