@@ -57,13 +57,7 @@ func (s *QUICStats) Counters() []Counter {
 }
 
 // Add adds o's counts to s.
-func (s *QUICStats) Add(o *QUICStats) {
-	s.Stats.Add(&o.Stats)
-	s.NoSNI += o.NoSNI
-	s.ECH += o.ECH
-	s.Errors += o.Errors
-	s.TunnelPort += o.TunnelPort
-}
+func (s *QUICStats) Add(o *QUICStats) { QUICStatsCounters().Add(s, o) }
 
 // quicReader reads the ClientHellos of QUIC connections out of client
 // Initial packets (internal/quic) and records them as the assembler records a

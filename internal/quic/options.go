@@ -115,20 +115,4 @@ var StatsCounters = counter.Table[Stats]{
 }
 
 // Add adds o's counts to s: the sum over several Trackers.
-func (s *Stats) Add(o *Stats) {
-	s.Datagrams += o.Datagrams
-	s.Packets += o.Packets
-	s.Initials += o.Initials
-	s.Decrypted += o.Decrypted
-	s.AuthFailed += o.AuthFailed
-	s.UnknownVersion += o.UnknownVersion
-	s.Malformed += o.Malformed
-	s.Hellos += o.Hellos
-	s.NotHello += o.NotHello
-	s.Late += o.Late
-	s.FromServer += o.FromServer
-	s.Conns += o.Conns
-	s.Evicted += o.Evicted
-	s.Expired += o.Expired
-	s.CryptoDropped += o.CryptoDropped
-}
+func (s *Stats) Add(o *Stats) { StatsCounters.Add(s, o) }
