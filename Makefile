@@ -2,6 +2,7 @@
 # installs what the tests need and runs them all.
 GO      ?= go
 BIN     := bin/urldedupd
+LAB     := bin/urldedupd-lab
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
@@ -9,6 +10,7 @@ LDFLAGS := -X main.version=$(VERSION)
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/urldedupd
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(LAB) ./cmd/urldedupd-lab
 
 # Tools the tests need beyond Go, installed from Debian when missing.
 deps:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/internal/capture"
 	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/metrics"
 	"github.com/urldedupd/urldedupd/internal/redisstate"
 	"github.com/urldedupd/urldedupd/internal/shardfile"
 )
@@ -48,6 +49,7 @@ func defaultDir() string {
 }
 
 func newRootCommand() *cobra.Command {
+	metrics.Version = version // urldedupd_build_info
 	g := &globalOptions{}
 	root := &cobra.Command{
 		Use:   "urldedupd",
@@ -88,7 +90,7 @@ $XDG_STATE_HOME/urldedupd, else ~/.local/state/urldedupd.`,
 	pf.DurationVar(&g.redisTimeout, "redis-timeout", 10*time.Second, "with --backend: time for one batch, retries of commands that provably did not run included")
 	pf.IntVar(&g.inFlight, "in-flight", 4, "with --backend: batches in flight at once (answers keep their order)")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newInitCommand(g), newFilterCommand(g), newCheckCommand(g), newStatsCommand(g), newReplayCommand(g), newCaptureCommand(g), newMergeCommand(g), newSnapshotCommand(g), newServeCommand(g), newMigrateCommand(g), newCompareCommand())
+	root.AddCommand(newInitCommand(g), newFilterCommand(g), newCheckCommand(g), newStatsCommand(g), newReplayCommand(g), newCaptureCommand(g), newMergeCommand(g), newSnapshotCommand(g), newServeCommand(g), newMigrateCommand(g))
 	return root
 }
 

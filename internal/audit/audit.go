@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/urldedupd/urldedupd/internal/capture"
+	"github.com/urldedupd/urldedupd/internal/counter"
 	"github.com/urldedupd/urldedupd/internal/inflight"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
@@ -46,6 +47,14 @@ type Counts struct {
 	New      uint64
 	Dup      uint64
 	Invalid  uint64 // URLs that could not be normalized (signed raw)
+}
+
+// CountsCounters describes Counts' counters (internal/counter).
+var CountsCounters = counter.Table[Counts]{
+	{Name: "requests", Help: "Requests found", Text: "requests", Field: func(c *Counts) *uint64 { return &c.Requests }},
+	{Name: "new", Help: "Requests whose URL was new", Text: "new", Field: func(c *Counts) *uint64 { return &c.New }},
+	{Name: "dup", Help: "Requests whose URL was seen before", Text: "dup", Metric: "duplicates", Field: func(c *Counts) *uint64 { return &c.Dup }},
+	{Name: "invalid_urls", Help: "URLs that could not be normalized (signed raw)", Text: "invalid URLs", Field: func(c *Counts) *uint64 { return &c.Invalid }},
 }
 
 // Log decides requests and writes the records. It is not safe for

@@ -5,6 +5,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/urldedupd/urldedupd/internal/counter"
 	"github.com/urldedupd/urldedupd/internal/tlshello"
 )
 
@@ -133,6 +134,19 @@ type AssemblerStats struct {
 	SegmentsDenied uint64        // segments of new connections ignored because MaxFlows were tracked
 	Evicted        uint64        // halves forgotten at MaxFlows to make room: without data (a SYN and nothing else), else quiet for a second
 	LateSegments   uint64        // segments of a connection direction that had ended (FIN, RST), dropped: retransmissions, its SYN again
+}
+
+// AssemblerStatsCounters describes AssemblerStats' counters
+// (internal/counter), but for NonHTTP (NonHTTPCountsCounters).
+var AssemblerStatsCounters = counter.Table[AssemblerStats]{
+	{Name: "tcp_flows", Help: "TCP connections (client directions) seen", Text: "tcp flows", Field: func(s *AssemblerStats) *uint64 { return &s.Flows }},
+	{Name: "requests_parsed", Help: "HTTP/1.x requests the assembler parsed (the summaries count requests as they are decided)", Not: counter.JSON | counter.Metrics, Field: func(s *AssemblerStats) *uint64 { return &s.Requests }},
+	{Name: "parse_errors", Help: "HTTP parse errors (junk runs, bad framing)", Text: "parse errors", Field: func(s *AssemblerStats) *uint64 { return &s.ParseErrors }},
+	{Name: "reassembly_gaps", Help: "Holes in TCP streams given up on", Text: "reassembly gaps", Field: func(s *AssemblerStats) *uint64 { return &s.Gaps }},
+	{Name: "buffer_overflows", Help: "Times a reassembly buffer cap forced held bytes to be dropped", Text: "buffer overflows", Field: func(s *AssemblerStats) *uint64 { return &s.Overflows }},
+	{Name: "segments_denied", Help: "Segments of new connections ignored because the flow cap was reached", Text: "segments over the flow cap", Field: func(s *AssemblerStats) *uint64 { return &s.SegmentsDenied }},
+	{Name: "flows_evicted", Help: "Connection directions made room for at the flow cap: without data (a SYN flood), else quiet for a second", Text: "flows evicted at the flow cap", Field: func(s *AssemblerStats) *uint64 { return &s.Evicted }},
+	{Name: "late_segments", Help: "Segments of connection directions that had ended (retransmissions after FIN or RST, a SYN again), dropped", Text: "late segments of closed connections", Field: func(s *AssemblerStats) *uint64 { return &s.LateSegments }},
 }
 
 type role uint8

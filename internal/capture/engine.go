@@ -5,7 +5,9 @@ import (
 	"errors"
 	"github.com/urldedupd/urldedupd/internal/capture/decode"
 	"io"
+	"sync"
 
+	"github.com/urldedupd/urldedupd/internal/counter"
 	"github.com/urldedupd/urldedupd/internal/quic"
 )
 
@@ -51,6 +53,37 @@ type Stats struct {
 	// Reasons count the Other and Undecoded frames by reason.
 	Reasons Reasons
 }
+
+// StatsCounters describes every counter of Stats (internal/counter), those
+// of the types inside it included, but for Reasons (which have their own
+// Merge and Counts): the text and JSON summaries, the daemon's metrics and
+// its sum over restarted engines are loops over it. It is made when first
+// asked for, not at the start of every command.
+var StatsCounters = sync.OnceValue(func() counter.Table[Stats] {
+	t := counter.Table[Stats]{
+		{Name: "packets", Help: "Frames captured", Text: "packets", Field: func(s *Stats) *uint64 { return &s.Packets }},
+		{Name: "bytes", Help: "Bytes captured", Unit: "bytes", Text: "bytes", Field: func(s *Stats) *uint64 { return &s.Bytes }},
+		{Name: "tcp_segments", Help: "TCP segments read", Not: counter.JSON, Field: func(s *Stats) *uint64 { return &s.TCP }},
+		{Name: "kernel_drops", Help: "Frames the kernel dropped (ring full)", Text: "kernel drops", Merge: counter.Max, Field: func(s *Stats) *uint64 { return &s.KernelDrops }},
+		{Name: "malformed_frames", Help: "Frames that could not be parsed (truncated or inconsistent headers)", Text: "malformed frames", Field: func(s *Stats) *uint64 { return &s.DecodeErrors }},
+		{Name: "ip_fragments", Help: "IPv4 and IPv6 fragments read", Text: "IP fragments", Field: func(s *Stats) *uint64 { return &s.Fragments }},
+		{Name: "panics_recovered", Help: "Panics recovered from while reading or handling a frame (the connection, or all of the source's, dropped); capture went on", Text: "panics recovered", Metric: "panics", Field: func(s *Stats) *uint64 { return &s.Panics }},
+		{Name: "other_frames", Help: "Frames read that carry no TCP (ARP, ICMP, UDP ...): not an error", Field: func(s *Stats) *uint64 { return &s.Other }},
+		{Name: "undecoded_frames", Help: "Frames of a link type, EtherType ... not decoded (the metrics count them by reason)", Not: counter.Metrics, Field: func(s *Stats) *uint64 { return &s.Undecoded }},
+	}
+	t = append(t, counter.Nest(AssemblerStatsCounters, "", func(s *Stats) *AssemblerStats { return &s.Assembler })...)
+	t = append(t, counter.Nest(DefragStatsCounters, "", func(s *Stats) *DefragStats { return &s.Defrag })...)
+	t = append(t, counter.Nest(TLSStatsCounters, "", func(s *Stats) *TLSStats { return &s.TLS })...)
+	t = append(t, counter.Nest(H2CStatsCounters, "", func(s *Stats) *H2CStats { return &s.H2C })...)
+	for p := range NumProtos {
+		t = append(t, counter.Desc[Stats]{Name: "records:" + p.String(), Help: "records of " + p.String(),
+			Metric: "records", Label: "proto=" + p.String(), Text: p.String(),
+			MetricHelp: "Records found, by protocol: http (HTTP/1.x requests), tls (ClientHellos over TCP), quic (ClientHellos in QUIC Initials), h2c (cleartext HTTP/2 requests); only the protocols selected (proto)",
+			Field:      func(s *Stats) *uint64 { return &s.Records[p] }})
+	}
+	t = append(t, counter.Nest(QUICStatsCounters(), "quic_", func(s *Stats) *QUICStats { return &s.QUIC })...)
+	return append(t, counter.Nest(NonHTTPCountsCounters(), "", func(s *Stats) *NonHTTPCounts { return &s.Assembler.NonHTTP })...)
+})
 
 // Decoded is the number of frames read through to their network layer or
 // to a protocol known to carry none: all but the undecoded and malformed.

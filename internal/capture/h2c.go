@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/netip"
 
+	"github.com/urldedupd/urldedupd/internal/counter"
 	"github.com/urldedupd/urldedupd/internal/h2c"
 )
 
@@ -17,6 +18,19 @@ type H2CStats struct {
 	HPACKErrors uint64 // given up on a header block HPACK could not decode: the connection's table is lost
 	OverCap     uint64 // given up on a header block over h2c.MaxHeaderBlock or a table over h2c.MaxTableSize
 	Lost        uint64 // given up on bytes lost in a frame header or header block, or on the memory caps (the decoder's table and buffers count in them)
+}
+
+// H2CStatsCounters describes H2CStats' counters (internal/counter); the
+// connections given up are one metric, by reason.
+var H2CStatsCounters = counter.Table[H2CStats]{
+	{Name: "h2c_connections", Help: "Client streams decoded as cleartext HTTP/2 (h2c): with the preface, or after an accepted Upgrade: h2c", Text: "h2c connections", Field: func(s *H2CStats) *uint64 { return &s.Connections }},
+	{Name: "h2c_upgrades", Help: "Of the h2c connections, those after an HTTP/1.1 Upgrade: h2c request", Text: "upgraded", Field: func(s *H2CStats) *uint64 { return &s.Upgrades }},
+	{Name: "h2c_frame_errors", Help: "h2c connections given up on framing that is not HTTP/2's", Text: "given up: framing errors",
+		Metric: "h2c_given_up", Label: "reason=frame", MetricHelp: "h2c connections given up, by reason: frame (not HTTP/2 framing), hpack (a header block HPACK could not decode), over_cap (a header block or HPACK table over its cap), lost (bytes lost in a frame header or header block, or the memory caps)",
+		Field: func(s *H2CStats) *uint64 { return &s.FrameErrors }},
+	{Name: "h2c_hpack_errors", Help: "h2c connections given up on a header block HPACK could not decode", Text: "HPACK errors", Metric: "h2c_given_up", Label: "reason=hpack", Field: func(s *H2CStats) *uint64 { return &s.HPACKErrors }},
+	{Name: "h2c_over_cap", Help: "h2c connections given up on a header block or HPACK table over its cap", Text: "over the header caps", Metric: "h2c_given_up", Label: "reason=over_cap", Field: func(s *H2CStats) *uint64 { return &s.OverCap }},
+	{Name: "h2c_lost", Help: "h2c connections given up on bytes lost in a frame header or header block, or on the memory caps", Text: "bytes lost or memory cap", Metric: "h2c_given_up", Label: "reason=lost", Field: func(s *H2CStats) *uint64 { return &s.Lost }},
 }
 
 // h2Counts are what a parser has to count for H2CStats, collected by

@@ -3,6 +3,8 @@ package capture
 import (
 	"fmt"
 	"strings"
+
+	"github.com/urldedupd/urldedupd/internal/counter"
 )
 
 // Proto is what a record came from. A Protos set holds up to
@@ -80,4 +82,12 @@ type TLSStats struct {
 	ECH      uint64 // hellos with an encrypted_client_hello extension: the name recorded is the public one
 	Errors   uint64 // handshakes that started like a ClientHello but could not be parsed
 	TooLarge uint64 // handshakes longer than MaxHello: not recorded
+}
+
+// TLSStatsCounters describes TLSStats' counters (internal/counter).
+var TLSStatsCounters = counter.Table[TLSStats]{
+	{Name: "tls_hellos_without_sni", Help: "TLS ClientHellos without a server name (recorded under the server's address)", Text: "TLS ClientHellos without SNI", Field: func(s *TLSStats) *uint64 { return &s.NoSNI }},
+	{Name: "tls_ech_hellos", Help: "TLS ClientHellos with an encrypted_client_hello extension (the name recorded is the public one)", Text: "with ECH", Field: func(s *TLSStats) *uint64 { return &s.ECH }},
+	{Name: "tls_hello_errors", Help: "TLS handshakes that started like a ClientHello but could not be parsed", Text: "unparsable", Field: func(s *TLSStats) *uint64 { return &s.Errors }},
+	{Name: "tls_hellos_too_large", Help: "TLS handshakes longer than the ClientHello cap, not recorded", Text: "over the size cap", Field: func(s *TLSStats) *uint64 { return &s.TooLarge }},
 }

@@ -1,8 +1,10 @@
 package capture
 
 import (
+	"sync"
 	"time"
 
+	"github.com/urldedupd/urldedupd/internal/counter"
 	"github.com/urldedupd/urldedupd/internal/quic"
 	"github.com/urldedupd/urldedupd/internal/tlshello"
 )
@@ -22,6 +24,20 @@ type QUICStats struct {
 	TunnelPort uint64 // datagrams on a UDP tunnel's port read as QUIC, not as the tunnel (Reasons: ReasonTunnelPort)
 }
 
+// QUICStatsCounters describes QUICStats' counters (internal/counter):
+// quic.StatsCounters, then the ClientHellos' own. Like the other tables
+// made of tables, it is made when first asked for, not at every start.
+var QUICStatsCounters = sync.OnceValue(func() counter.Table[QUICStats] {
+	return append(counter.Nest(quic.StatsCounters, "", func(s *QUICStats) *quic.Stats { return &s.Stats }), quicHelloCounters...)
+})
+
+var quicHelloCounters = counter.Table[QUICStats]{
+	{Name: "hellos_without_sni", Help: "ClientHellos without a server name: recorded under the server's address", Text: "without SNI", Field: func(s *QUICStats) *uint64 { return &s.NoSNI }},
+	{Name: "ech_hellos", Help: "ClientHellos with an encrypted_client_hello extension: the name recorded is the public one", Text: "with ECH", Field: func(s *QUICStats) *uint64 { return &s.ECH }},
+	{Name: "hello_errors", Help: "ClientHellos put together that could not be parsed: not recorded", Text: "unparsable", Field: func(s *QUICStats) *uint64 { return &s.Errors }},
+	{Name: "tunnel_port", Help: "UDP datagrams on a tunnel's port (from it, or to it and not decoded as the tunnel) read as QUIC", Metric: "tunnel_port_datagrams", Field: func(s *QUICStats) *uint64 { return &s.TunnelPort }},
+}
+
 // Counter is one named count, for summaries and metrics.
 type Counter struct {
 	Name  string // snake_case: "auth_failed"
@@ -29,41 +45,19 @@ type Counter struct {
 	Value uint64
 }
 
-// Counters lists s's counts by name, in a fixed order: what the --json
-// summary ("quic_" + Name) and the metrics
-// (urldedupd_capture_quic_NAME_total) show.
+// Counters lists s's counts by name, in QUICStatsCounters' order.
 func (s *QUICStats) Counters() []Counter {
-	return []Counter{
-		{"datagrams", "UDP datagrams read as QUIC: a long header Initial of a version understood, or any long header to or from port 443", s.Datagrams},
-		{"packets", "long header packets in them (coalesced packets counted one by one)", s.Packets},
-		{"initials", "Initial packets of a version understood, from clients and servers", s.Initials},
-		{"decrypted", "client Initial packets decrypted and authenticated", s.Decrypted},
-		{"auth_failed", "Initial packets that failed authentication (or too short to try): not trusted", s.AuthFailed},
-		{"unknown_version", "long header packets of a QUIC version not understood (not decrypted)", s.UnknownVersion},
-		{"malformed", "truncated long headers, and authenticated Initials with a frame an Initial may not carry: not trusted", s.Malformed},
-		{"hellos", "ClientHellos put together from CRYPTO frames", s.Hellos},
-		{"not_hello", "connections whose CRYPTO data was not a ClientHello of at most 16 KiB: given up", s.NotHello},
-		{"late", "Initials of connections already reported (retransmissions, after a Retry or a version negotiation): ignored", s.Late},
-		{"from_server", "Initials from the server side of a connection followed: ignored", s.FromServer},
-		{"connections", "connections followed (their first Initial authenticated)", s.Conns},
-		{"evicted", "connections dropped at the connection or memory cap before their ClientHello was whole", s.Evicted},
-		{"expired", "connections dropped: no whole ClientHello within 10 s of packet time", s.Expired},
-		{"crypto_dropped", "CRYPTO frames dropped: more than 32 separate ranges pending", s.CryptoDropped},
-		{"hellos_without_sni", "ClientHellos without a server name: recorded under the server's address", s.NoSNI},
-		{"ech_hellos", "ClientHellos with an encrypted_client_hello extension: the name recorded is the public one", s.ECH},
-		{"hello_errors", "ClientHellos put together that could not be parsed: not recorded", s.Errors},
-		{"tunnel_port", "UDP datagrams on a tunnel's port (from it, or to it and not decoded as the tunnel) read as QUIC", s.TunnelPort},
+	t := QUICStatsCounters()
+	c := make([]Counter, len(t))
+	for i := range t {
+		d := &t[i]
+		c[i] = Counter{Name: d.Name, Help: d.Help, Value: d.Value(s)}
 	}
+	return c
 }
 
 // Add adds o's counts to s.
-func (s *QUICStats) Add(o *QUICStats) {
-	s.Stats.Add(&o.Stats)
-	s.NoSNI += o.NoSNI
-	s.ECH += o.ECH
-	s.Errors += o.Errors
-	s.TunnelPort += o.TunnelPort
-}
+func (s *QUICStats) Add(o *QUICStats) { QUICStatsCounters().Add(s, o) }
 
 // quicReader reads the ClientHellos of QUIC connections out of client
 // Initial packets (internal/quic) and records them as the assembler records a

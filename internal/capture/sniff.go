@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"strconv"
+	"sync"
 
+	"github.com/urldedupd/urldedupd/internal/counter"
 	"github.com/urldedupd/urldedupd/internal/h2c"
 )
 
@@ -39,6 +41,20 @@ func (k StreamKind) String() string {
 // NonHTTPCounts are the client streams recognised as another protocol,
 // by kind; their bytes are skipped, not counted as HTTP parse errors.
 type NonHTTPCounts [NumStreamKinds]uint64
+
+// NonHTTPCountsCounters describes NonHTTPCounts (internal/counter): one
+// counter a kind, "non_http:tls", one metric by kind. The summaries show
+// only the kinds seen.
+var NonHTTPCountsCounters = sync.OnceValue(func() counter.Table[NonHTTPCounts] {
+	t := make(counter.Table[NonHTTPCounts], NumStreamKinds)
+	for k := range NumStreamKinds {
+		t[k] = counter.Desc[NonHTTPCounts]{Name: "non_http:" + k.String(), Help: "client streams recognised as " + k.String() + " and skipped",
+			Metric: "non_http_streams", Label: "kind=" + k.String(), Text: k.String(), Sparse: true,
+			MetricHelp: "Client streams recognised as another protocol (tls, ssh, smtp, imap, pop3, ftp, ftp/pop3, tunnel, http2) and skipped",
+			Field:      func(s *NonHTTPCounts) *uint64 { return &s[k] }}
+	}
+	return t
+})
 
 // maxSniff bounds the bytes held to recognise the start of a stream (one
 // SOCKS message, or the first line). Past it the stream is taken for HTTP.

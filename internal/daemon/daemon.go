@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/urldedupd/urldedupd/internal/api"
 	"github.com/urldedupd/urldedupd/internal/capture"
 	"github.com/urldedupd/urldedupd/internal/state"
@@ -95,7 +93,7 @@ type Daemon struct {
 	sources   []*source
 	listeners []net.Listener
 	socket    os.FileInfo // the socket file as made, so that exit removes it and no other
-	metrics   *metrics
+	metrics   *daemonMetrics
 	log       *slog.Logger
 }
 
@@ -221,7 +219,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	apiHandler := apiSrv.Handler()
 	mux.Handle("/v1/", apiHandler)
 	mux.Handle("/healthz", apiHandler)
-	mux.Handle("/metrics", api.RequireToken(d.cfg.Token, promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{})))
+	mux.Handle("/metrics", api.RequireToken(d.cfg.Token, d.metrics.reg))
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: orDefault(d.cfg.HeaderTimeout, DefaultHeaderTimeout),

@@ -10,6 +10,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/counter"
 )
 
 // eventBuffer is how many bytes of records the event log holds before it
@@ -49,6 +51,14 @@ type EventLogStats struct {
 	// Stale is true while the last reopen failed: records still go to the
 	// file the path named before (which logrotate may have renamed).
 	Stale bool
+}
+
+// EventLogStatsCounters describes EventLogStats' counters
+// (internal/counter): urldedupd_event_log_NAME_total.
+var EventLogStatsCounters = counter.Table[EventLogStats]{
+	{Name: "lost_records", Help: "Event records that could not be written (capture went on)", Field: func(s *EventLogStats) *uint64 { return &s.Lost }},
+	{Name: "write_errors", Help: "Failed writes to the event log", Field: func(s *EventLogStats) *uint64 { return &s.WriteErrors }},
+	{Name: "reopen_failures", Help: "SIGHUPs whose reopen of the event log failed", Field: func(s *EventLogStats) *uint64 { return &s.ReopenFailures }},
 }
 
 // OpenEventLog opens path for appending, creating it if needed ("-" or "":

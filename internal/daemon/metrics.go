@@ -6,67 +6,70 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/urldedupd/urldedupd/internal/api"
+	"github.com/urldedupd/urldedupd/internal/audit"
 	"github.com/urldedupd/urldedupd/internal/capture"
+	"github.com/urldedupd/urldedupd/internal/counter"
+	"github.com/urldedupd/urldedupd/internal/metrics"
 	"github.com/urldedupd/urldedupd/internal/state"
 )
 
-// metrics holds the daemon's Prometheus metrics: API counters and latency
-// updated as requests are served, and a collector that reads the sources'
-// published figures and the state's fill at scrape time.
-type metrics struct {
-	reg         *prometheus.Registry
-	apiRequests *prometheus.CounterVec
-	apiLatency  *prometheus.HistogramVec
-	apiURLs     *prometheus.CounterVec
+// daemonMetrics holds the daemon's Prometheus metrics: API counters and
+// latency updated as requests are served, and collectors that read the
+// sources' published figures and the state's fill at scrape time.
+type daemonMetrics struct {
+	reg         *metrics.Registry
+	apiRequests *metrics.CounterVec
+	apiLatency  *metrics.HistogramVec
+	apiURLs     *metrics.CounterVec
 }
 
-func newMetrics(d *Daemon) *metrics {
-	m := &metrics{
-		reg: prometheus.NewRegistry(),
-		apiRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "urldedupd_api_requests_total", Help: "API requests by endpoint and status code.",
-		}, []string{"endpoint", "code"}),
-		apiLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "urldedupd_api_request_duration_seconds", Help: "API request latency by endpoint.",
-			Buckets: prometheus.ExponentialBuckets(0.00005, 4, 10),
-		}, []string{"endpoint"}),
-		apiURLs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "urldedupd_api_urls_total", Help: "URLs decided through the API, by result (new, dup).",
-		}, []string{"result"}),
+func newMetrics(d *Daemon) *daemonMetrics {
+	m := &daemonMetrics{
+		reg:         metrics.NewRegistry(),
+		apiRequests: metrics.NewCounterVec("urldedupd_api_requests_total", "API requests by endpoint and status code.", "endpoint", "code"),
+		apiLatency: metrics.NewHistogramVec("urldedupd_api_request_duration_seconds", "API request latency by endpoint.",
+			metrics.ExponentialBuckets(0.00005, 4, 10), "endpoint"),
+		apiURLs: metrics.NewCounterVec("urldedupd_api_urls_total", "URLs decided through the API, by result (new, dup).", "result"),
 	}
-	m.reg.MustRegister(m.apiRequests, m.apiLatency, m.apiURLs, &collector{d: d})
+	m.reg.Register(m.apiRequests.Collect)
+	m.reg.Register(m.apiLatency.Collect)
+	m.reg.Register(m.apiURLs.Collect)
+	c := &collector{d: d}
+	m.reg.Register(c.collectSources)
+	m.reg.Register(c.collectEventLog)
+	m.reg.Register(c.collectState)
 	return m
 }
 
-func (m *metrics) observe(endpoint string, code int, d time.Duration, nNew, nDup int) {
-	m.apiRequests.WithLabelValues(endpoint, codeLabel(code)).Inc()
-	m.apiLatency.WithLabelValues(endpoint).Observe(d.Seconds())
+func (m *daemonMetrics) observe(endpoint string, code int, d time.Duration, nNew, nDup int) {
+	m.apiRequests.Add(1, endpoint, codeLabel(code))
+	m.apiLatency.Observe(d.Seconds(), endpoint)
 	if nNew > 0 {
-		m.apiURLs.WithLabelValues("new").Add(float64(nNew))
+		m.apiURLs.Add(uint64(nNew), "new")
 	}
 	if nDup > 0 {
-		m.apiURLs.WithLabelValues("dup").Add(float64(nDup))
+		m.apiURLs.Add(uint64(nDup), "dup")
 	}
 }
 
 // watchAPI reports the bytes the API's requests hold.
-func (m *metrics) watchAPI(s *api.Server) {
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "urldedupd_api_inflight_bytes", Help: "Bytes of request bodies (and their URLs) the API holds, out of the configured limit (max-inflight-bytes).",
-	}, func() float64 { return float64(s.InflightBytes()) }))
+func (m *daemonMetrics) watchAPI(s *api.Server) {
+	m.reg.Register(func(w *metrics.Writer) {
+		w.Family("urldedupd_api_inflight_bytes", metrics.Gauge, "Bytes of request bodies (and their URLs) the API holds, out of the configured limit (max-inflight-bytes).")
+		w.Sample("urldedupd_api_inflight_bytes", float64(s.InflightBytes()))
+	})
 }
 
 // watchConns reports the API connections open and the accepts that
 // waited at the cap.
-func (m *metrics) watchConns(cl *connLimit) {
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "urldedupd_api_connections", Help: "API connections open, out of the configured limit (max-conns).",
-	}, func() float64 { return float64(cl.inUse()) }), prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "urldedupd_api_connection_waits_total", Help: "Times every allowed API connection (max-conns) was open, so that a new one waited in the kernel's listen backlog.",
-	}, func() float64 { return float64(cl.waits.Load()) }))
+func (m *daemonMetrics) watchConns(cl *connLimit) {
+	m.reg.Register(func(w *metrics.Writer) {
+		w.Family("urldedupd_api_connections", metrics.Gauge, "API connections open, out of the configured limit (max-conns).")
+		w.Sample("urldedupd_api_connections", float64(cl.inUse()))
+		w.Family("urldedupd_api_connection_waits_total", metrics.Counter, "Times every allowed API connection (max-conns) was open, so that a new one waited in the kernel's listen backlog.")
+		w.Sample("urldedupd_api_connection_waits_total", float64(cl.waits.Load()))
+	})
 }
 
 func codeLabel(code int) string {
@@ -91,72 +94,58 @@ func codeLabel(code int) string {
 	return "other"
 }
 
-var (
-	descPackets   = srcDesc("packets_total", "Frames captured.")
-	descBytes     = srcDesc("bytes_total", "Bytes captured.")
-	descRequests  = srcDesc("requests_total", "HTTP requests found.")
-	descNew       = srcDesc("new_total", "Requests whose URL was new.")
-	descDup       = srcDesc("duplicates_total", "Requests whose URL was seen before.")
-	descParseErr  = srcDesc("parse_errors_total", "HTTP parse errors (junk runs, bad framing).")
-	descGaps      = srcDesc("reassembly_gaps_total", "Holes in TCP streams given up on.")
-	descDrops     = srcDesc("kernel_drops_total", "Frames the kernel dropped (ring full).")
-	descPanics    = srcDesc("panics_total", "Panics recovered from while reading or handling a frame (the connection, or all of the source's, dropped); capture went on.")
-	descOverflow  = srcDesc("buffer_overflows_total", "Times a reassembly buffer cap forced held bytes to be dropped.")
-	descDenied    = srcDesc("segments_denied_total", "Segments of new connections ignored because the flow cap was reached.")
-	descEvicted   = srcDesc("flows_evicted_total", "Connection directions made room for at the flow cap: without data (a SYN flood), else quiet for a second.")
-	descOther     = srcDesc("other_frames_total", "Frames read that carry no TCP (ARP, ICMP, UDP ...): not an error.")
-	descFragments = srcDesc("ip_fragments_total", "IPv4 and IPv6 fragments read.")
-	descDatagrams = srcDesc("ip_datagrams_reassembled_total", "IP datagrams reassembled from fragments.")
-	descFragDrop  = prometheus.NewDesc("urldedupd_capture_ip_datagrams_dropped_total", "IP datagrams in reassembly dropped, by reason: timeout (not complete in time), cap (the oldest at the cap on datagrams or bytes held), invalid (inconsistent fragments or too long).", []string{"source", "reason"}, nil)
-	descMalformed = srcDesc("malformed_frames_total", "Frames that could not be parsed (truncated or inconsistent headers).")
-	descUndecoded = prometheus.NewDesc("urldedupd_capture_undecoded_frames_total",
-		"Frames not decoded, by reason: link type, EtherType or loopback family not read (reason=\"linktype:127\", \"ethertype:0x8864\"; \"further\" past 16 reasons).",
-		[]string{"source", "reason", "name"}, nil)
-	descLate    = srcDesc("late_segments_total", "Segments of connection directions that had ended (retransmissions after FIN or RST, a SYN again), dropped.")
-	descNonHTTP = prometheus.NewDesc("urldedupd_capture_non_http_streams_total",
-		"Client streams recognised as another protocol (tls, ssh, smtp, imap, pop3, ftp, ftp/pop3, tunnel, http2) and skipped.",
-		[]string{"source", "kind"}, nil)
-	descRecords = prometheus.NewDesc("urldedupd_capture_records_total",
-		"Records found, by protocol: http (HTTP/1.x requests), tls (ClientHellos over TCP), quic (ClientHellos in QUIC Initials), h2c (cleartext HTTP/2 requests); only the protocols selected (proto).",
-		[]string{"source", "proto"}, nil)
-	descTLSNoSNI    = srcDesc("tls_hellos_without_sni_total", "TLS ClientHellos without a server name (recorded under the server's address).")
-	descTLSECH      = srcDesc("tls_ech_hellos_total", "TLS ClientHellos with an encrypted_client_hello extension (the name recorded is the public one).")
-	descTLSErrors   = srcDesc("tls_hello_errors_total", "TLS handshakes that started like a ClientHello but could not be parsed.")
-	descTLSTooLarge = srcDesc("tls_hellos_too_large_total", "TLS handshakes longer than the ClientHello cap, not recorded.")
-	descQUIC        = quicDescs()
-	descH2CConns    = srcDesc("h2c_connections_total", "Client streams decoded as cleartext HTTP/2 (h2c): with the preface, or after an accepted Upgrade: h2c.")
-	descH2CUpgrades = srcDesc("h2c_upgrades_total", "Of the h2c connections, those after an HTTP/1.1 Upgrade: h2c request.")
-	descH2CGivenUp  = prometheus.NewDesc("urldedupd_capture_h2c_given_up_total",
-		"h2c connections given up, by reason: frame (not HTTP/2 framing), hpack (a header block HPACK could not decode), over_cap (a header block or HPACK table over its cap), lost (bytes lost in a frame header or header block, or the memory caps).",
-		[]string{"source", "reason"}, nil)
-	descUndecided  = srcDesc("undecided_total", "Requests the backend could not decide (their URLs are not recorded); capture went on.")
-	descUp         = prometheus.NewDesc("urldedupd_source_up", "1 while the capture source runs, 0 after it failed.", []string{"source"}, nil)
-	descLost       = prometheus.NewDesc("urldedupd_event_log_lost_records_total", "Event records that could not be written (capture went on).", nil, nil)
-	descWriteErr   = prometheus.NewDesc("urldedupd_event_log_write_errors_total", "Failed writes to the event log.", nil, nil)
-	descReopen     = prometheus.NewDesc("urldedupd_event_log_reopen_failures_total", "SIGHUPs whose reopen of the event log failed.", nil, nil)
-	descStale      = prometheus.NewDesc("urldedupd_event_log_stale", "1 while the last reopen failed: events go to the file the path had before.", nil, nil)
-	descFill       = prometheus.NewDesc("urldedupd_fill_ratio", "Fraction of the state used: bits set (bitmap layout) or slots occupied (keyed layout).", nil, nil)
-	descDistinct   = prometheus.NewDesc("urldedupd_estimated_distinct_urls", "Distinct URLs recorded: by linear counting (bitmap), slots occupied (keyed).", nil, nil)
-	descBitsSet    = prometheus.NewDesc("urldedupd_bits_set", "Bits set in the bitmap (bitmap layout only).", nil, nil)
-	descFalseDup   = prometheus.NewDesc("urldedupd_false_duplicate_chance", "Chance that the next new URL is reported a duplicate, from the measured fill by the layout's formula.", nil, nil)
-	descCapUsed    = prometheus.NewDesc("urldedupd_capacity_used_ratio", "Distinct URLs recorded over the state's capacity (planned at init, or the keyed layout's own); absent for an unplanned bitmap.", nil, nil)
-	descNotStoredP = prometheus.NewDesc("urldedupd_not_stored_chance", "Keyed layout: chance that the next new URL finds both its buckets full and is answered new without being stored.", nil, nil)
-	descNotStored  = prometheus.NewDesc("urldedupd_not_stored_total", "Keyed layout: URLs this process answered new without storing them (both buckets full).", nil, nil)
-)
+// figures are what a source publishes: its engines' counters, its
+// recorder's, and the requests the backend could not decide.
+type figures struct {
+	stats     capture.Stats
+	counts    audit.Counts
+	undecided uint64
+}
 
-// quicDescs describes capture.QUICStats' counters, in Counters' order:
-// urldedupd_capture_quic_NAME_total{source}.
-func quicDescs() []*prometheus.Desc {
-	var ds []*prometheus.Desc
-	for _, c := range new(capture.QUICStats).Counters() {
-		ds = append(ds, srcDesc("quic_"+c.Name+"_total", "QUIC: "+c.Help+"."))
+// figureCounters describe figures: capture.StatsCounters, then
+// audit.CountsCounters, then undecided. Made at the first scrape, not at
+// the start of every command.
+var figureCounters = sync.OnceValue(func() counter.Table[figures] {
+	return append(append(
+		counter.Nest(capture.StatsCounters(), "", func(f *figures) *capture.Stats { return &f.stats }),
+		counter.Nest(audit.CountsCounters, "", func(f *figures) *audit.Counts { return &f.counts })...),
+		counter.Desc[figures]{Name: "undecided", Help: "Requests the backend could not decide (their URLs are not recorded); capture went on", Field: func(f *figures) *uint64 { return &f.undecided }})
+})
+
+// family is one metric of the sources' counters: urldedupd_capture_STEM_total
+// with a source label, and the counters that are its series.
+type family struct {
+	name, help, label string
+	series            []*counter.Desc[figures]
+}
+
+// families groups figureCounters by metric, in the order they come first;
+// made once, at the first scrape.
+var families = sync.OnceValue(func() []*family {
+	var fs []*family
+	byName := map[string]*family{}
+	fc := figureCounters()
+	for i := range fc {
+		d := &fc[i]
+		if !d.In(counter.Metrics) {
+			continue
+		}
+		name := "urldedupd_capture_" + d.MetricName() + "_total"
+		f := byName[name]
+		if f == nil {
+			label, _ := d.LabelPair()
+			help := d.MetricHelp
+			if help == "" {
+				help = d.Help
+			}
+			f = &family{name: name, help: help + ".", label: label}
+			byName[name] = f
+			fs = append(fs, f)
+		}
+		f.series = append(f.series, d)
 	}
-	return ds
-}
-
-func srcDesc(name, help string) *prometheus.Desc {
-	return prometheus.NewDesc("urldedupd_capture_"+name, help, []string{"source"}, nil)
-}
+	return fs
+})
 
 // collector reports the sources' figures and the state's fill. The fill
 // reads all 512 MiB, so it is counted at most every 10 seconds.
@@ -167,94 +156,62 @@ type collector struct {
 	fillTime time.Time
 }
 
-func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPackets, descBytes, descRequests, descNew, descDup, descParseErr,
-		descGaps, descDrops, descPanics, descOverflow, descDenied, descEvicted, descOther, descFragments, descDatagrams, descFragDrop, descMalformed, descUndecoded, descLate, descNonHTTP,
-		descRecords, descTLSNoSNI, descTLSECH, descTLSErrors, descTLSTooLarge, descH2CConns, descH2CUpgrades, descH2CGivenUp, descUndecided, descUp, descLost, descWriteErr, descReopen, descStale, descFill, descDistinct, descBitsSet, descFalseDup, descCapUsed, descNotStoredP, descNotStored} {
-		ch <- d
+func (c *collector) collectSources(w *metrics.Writer) {
+	figs := make([]figures, len(c.d.sources))
+	for i, s := range c.d.sources {
+		f := &figs[i]
+		f.stats, f.counts, f.undecided = s.snapshot()
+		f.stats.Panics += s.panics.Load()
 	}
-	for _, d := range descQUIC {
-		ch <- d
+	for _, fam := range families() {
+		w.Family(fam.name, metrics.Counter, fam.help)
+		for i, s := range c.d.sources {
+			for _, d := range fam.series {
+				if fam.label == "" {
+					w.Sample(fam.name, float64(d.Value(&figs[i])), "source", s.cfg.Iface)
+				} else {
+					_, v := d.LabelPair()
+					w.Sample(fam.name, float64(d.Value(&figs[i])), "source", s.cfg.Iface, fam.label, v)
+				}
+			}
+		}
 	}
-}
-
-func (c *collector) Collect(ch chan<- prometheus.Metric) {
-	for _, s := range c.d.sources {
-		st, cnt, undecided := s.snapshot()
-		name := s.cfg.Iface
-		counter := func(d *prometheus.Desc, v uint64) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), name)
-		}
-		counter(descPackets, st.Packets)
-		counter(descBytes, st.Bytes)
-		counter(descRequests, cnt.Requests)
-		counter(descNew, cnt.New)
-		counter(descDup, cnt.Dup)
-		counter(descParseErr, st.Assembler.ParseErrors)
-		counter(descGaps, st.Assembler.Gaps)
-		counter(descDrops, st.KernelDrops)
-		counter(descPanics, st.Panics+s.panics.Load())
-		counter(descOverflow, st.Assembler.Overflows)
-		counter(descDenied, st.Assembler.SegmentsDenied)
-		counter(descEvicted, st.Assembler.Evicted)
-		counter(descUndecided, undecided)
-		counter(descLate, st.Assembler.LateSegments)
-		for k, n := range st.Assembler.NonHTTP {
-			ch <- prometheus.MustNewConstMetric(descNonHTTP, prometheus.CounterValue, float64(n), name, capture.StreamKind(k).String())
-		}
-		for p, n := range st.Records {
-			ch <- prometheus.MustNewConstMetric(descRecords, prometheus.CounterValue, float64(n), name, capture.Proto(p).String())
-		}
-		counter(descTLSNoSNI, st.TLS.NoSNI)
-		counter(descTLSECH, st.TLS.ECH)
-		counter(descTLSErrors, st.TLS.Errors)
-		counter(descTLSTooLarge, st.TLS.TooLarge)
-		counter(descH2CConns, st.H2C.Connections)
-		counter(descH2CUpgrades, st.H2C.Upgrades)
-		for _, r := range []struct {
-			reason string
-			n      uint64
-		}{{"frame", st.H2C.FrameErrors}, {"hpack", st.H2C.HPACKErrors}, {"over_cap", st.H2C.OverCap}, {"lost", st.H2C.Lost}} {
-			ch <- prometheus.MustNewConstMetric(descH2CGivenUp, prometheus.CounterValue, float64(r.n), name, r.reason)
-		}
-		for i, q := range st.QUIC.Counters() {
-			counter(descQUIC[i], q.Value)
-		}
-		counter(descOther, st.Other)
-		counter(descMalformed, st.DecodeErrors)
-		counter(descFragments, st.Fragments)
-		counter(descDatagrams, st.Defrag.Reassembled)
-		for _, r := range []struct {
-			reason string
-			n      uint64
-		}{{"timeout", st.Defrag.Timeouts}, {"cap", st.Defrag.Evicted}, {"invalid", st.Defrag.Invalid}} {
-			ch <- prometheus.MustNewConstMetric(descFragDrop, prometheus.CounterValue, float64(r.n), name, r.reason)
-		}
+	w.Family("urldedupd_capture_undecoded_frames_total", metrics.Counter,
+		"Frames not decoded, by reason: link type, EtherType or loopback family not read (reason=\"linktype:127\", \"ethertype:0x8864\"; \"further\" past 16 reasons).")
+	for i, s := range c.d.sources {
+		st := &figs[i].stats
 		for _, r := range st.Reasons.Counts() {
 			if r.Undecoded() {
-				ch <- prometheus.MustNewConstMetric(descUndecoded, prometheus.CounterValue, float64(r.Frames), name, r.Label(), r.Reason.String())
+				w.Sample("urldedupd_capture_undecoded_frames_total", float64(r.Frames), "source", s.cfg.Iface, "reason", r.Label(), "name", r.Reason.String())
 			}
 		}
 		if n := st.Reasons.LumpedUndecoded; n > 0 {
-			ch <- prometheus.MustNewConstMetric(descUndecoded, prometheus.CounterValue, float64(n), name, "further", "further link types or protocols")
+			w.Sample("urldedupd_capture_undecoded_frames_total", float64(n), "source", s.cfg.Iface, "reason", "further", "name", "further link types or protocols")
 		}
-		up := 0.0
-		if s.up.Load() {
-			up = 1
-		}
-		ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up, name)
 	}
-	if ev := c.d.cfg.Events; ev != nil {
-		st := ev.Stats()
-		stale := 0.0
-		if st.Stale {
-			stale = 1
-		}
-		ch <- prometheus.MustNewConstMetric(descLost, prometheus.CounterValue, float64(st.Lost))
-		ch <- prometheus.MustNewConstMetric(descWriteErr, prometheus.CounterValue, float64(st.WriteErrors))
-		ch <- prometheus.MustNewConstMetric(descReopen, prometheus.CounterValue, float64(st.ReopenFailures))
-		ch <- prometheus.MustNewConstMetric(descStale, prometheus.GaugeValue, stale)
+	w.Family("urldedupd_source_up", metrics.Gauge, "1 while the capture source runs, 0 after it failed.")
+	for _, s := range c.d.sources {
+		w.Sample("urldedupd_source_up", b2f(s.up.Load()), "source", s.cfg.Iface)
 	}
+}
+
+func (c *collector) collectEventLog(w *metrics.Writer) {
+	ev := c.d.cfg.Events
+	if ev == nil {
+		return
+	}
+	st := ev.Stats()
+	for i := range EventLogStatsCounters {
+		d := &EventLogStatsCounters[i]
+		name := "urldedupd_event_log_" + d.Name + "_total"
+		w.Family(name, metrics.Counter, d.Help+".")
+		w.Sample(name, float64(d.Value(&st)))
+	}
+	w.Family("urldedupd_event_log_stale", metrics.Gauge, "1 while the last reopen failed: events go to the file the path had before.")
+	w.Sample("urldedupd_event_log_stale", b2f(st.Stale))
+}
+
+func (c *collector) collectState(w *metrics.Writer) {
 	c.mu.Lock()
 	if time.Since(c.fillTime) > 10*time.Second {
 		if r, err := c.d.state.Report(context.Background()); err == nil {
@@ -263,22 +220,34 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	r := c.rep
 	c.mu.Unlock()
-	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
-	gauge(descFill, r.FillRatio)
-	gauge(descFalseDup, r.FalseDupChance)
+	gauge := func(name, help string, v float64) {
+		w.Family(name, metrics.Gauge, help)
+		w.Sample(name, v)
+	}
+	gauge("urldedupd_fill_ratio", "Fraction of the state used: bits set (bitmap layout) or slots occupied (keyed layout).", r.FillRatio)
+	gauge("urldedupd_false_duplicate_chance", "Chance that the next new URL is reported a duplicate, from the measured fill by the layout's formula.", r.FalseDupChance)
+	const distinct = "Distinct URLs recorded: by linear counting (bitmap), slots occupied (keyed)."
 	if r.EstimatedDistinct != nil {
-		gauge(descDistinct, *r.EstimatedDistinct)
+		gauge("urldedupd_estimated_distinct_urls", distinct, *r.EstimatedDistinct)
 	} else if r.Layout != "" {
-		gauge(descDistinct, math.Inf(1))
+		gauge("urldedupd_estimated_distinct_urls", distinct, math.Inf(1))
 	}
 	if r.BitsSet != nil {
-		gauge(descBitsSet, float64(*r.BitsSet))
+		gauge("urldedupd_bits_set", "Bits set in the bitmap (bitmap layout only).", float64(*r.BitsSet))
 	}
 	if r.CapacityUsed != nil {
-		gauge(descCapUsed, *r.CapacityUsed)
+		gauge("urldedupd_capacity_used_ratio", "Distinct URLs recorded over the state's capacity (planned at init, or the keyed layout's own); absent for an unplanned bitmap.", *r.CapacityUsed)
 	}
 	if r.NotStoredChance != nil {
-		gauge(descNotStoredP, *r.NotStoredChance)
-		ch <- prometheus.MustNewConstMetric(descNotStored, prometheus.CounterValue, float64(c.d.state.NotStored()))
+		gauge("urldedupd_not_stored_chance", "Keyed layout: chance that the next new URL finds both its buckets full and is answered new without being stored.", *r.NotStoredChance)
+		w.Family("urldedupd_not_stored_total", metrics.Counter, "Keyed layout: URLs this process answered new without storing them (both buckets full).")
+		w.Sample("urldedupd_not_stored_total", float64(c.d.state.NotStored()))
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -200,48 +200,12 @@ func statsAfterCrash(eng *capture.Engine) (st capture.Stats) {
 	return eng.Stats()
 }
 
-// addStats adds an engine's counters to those of the engines before it.
-// KernelDrops is the source's own running total, so b's is taken as is.
+// addStats adds an engine's counters to those of the engines before it:
+// each counter of capture.StatsCounters as its description says (a sum;
+// KernelDrops, the source's own running total, the larger), and the
+// frames by reason.
 func addStats(a, b capture.Stats) capture.Stats {
-	a.Packets += b.Packets
-	a.Bytes += b.Bytes
-	a.TCP += b.TCP
-	a.Other += b.Other
-	a.Undecoded += b.Undecoded
+	capture.StatsCounters().Add(&a, &b)
 	a.Reasons.Merge(&b.Reasons)
-	a.Fragments += b.Fragments
-	a.Defrag.Reassembled += b.Defrag.Reassembled
-	a.Defrag.Timeouts += b.Defrag.Timeouts
-	a.Defrag.Evicted += b.Defrag.Evicted
-	a.Defrag.Invalid += b.Defrag.Invalid
-	a.DecodeErrors += b.DecodeErrors
-	a.KernelDrops = max(a.KernelDrops, b.KernelDrops)
-	a.Panics += b.Panics
-	for p := range a.Records {
-		a.Records[p] += b.Records[p]
-	}
-	a.TLS.NoSNI += b.TLS.NoSNI
-	a.TLS.ECH += b.TLS.ECH
-	a.TLS.Errors += b.TLS.Errors
-	a.TLS.TooLarge += b.TLS.TooLarge
-	a.QUIC.Add(&b.QUIC)
-	a.H2C.Connections += b.H2C.Connections
-	a.H2C.Upgrades += b.H2C.Upgrades
-	a.H2C.FrameErrors += b.H2C.FrameErrors
-	a.H2C.HPACKErrors += b.H2C.HPACKErrors
-	a.H2C.OverCap += b.H2C.OverCap
-	a.H2C.Lost += b.H2C.Lost
-	x, y := &a.Assembler, &b.Assembler
-	x.Flows += y.Flows
-	x.Requests += y.Requests
-	x.ParseErrors += y.ParseErrors
-	for k := range x.NonHTTP {
-		x.NonHTTP[k] += y.NonHTTP[k]
-	}
-	x.Gaps += y.Gaps
-	x.Overflows += y.Overflows
-	x.SegmentsDenied += y.SegmentsDenied
-	x.Evicted += y.Evicted
-	x.LateSegments += y.LateSegments
 	return a
 }

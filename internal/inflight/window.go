@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/urldedupd/urldedupd/internal/bitcheck"
+	"github.com/urldedupd/urldedupd/internal/counter"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
@@ -32,6 +33,12 @@ type Window[T any] struct {
 type Stats struct {
 	Sent     uint64 // sent to the Decider
 	Repeated uint64 // answered as repeats of a signature in flight
+}
+
+// StatsCounters describes Stats' counters (internal/counter).
+var StatsCounters = counter.Table[Stats]{
+	{Name: "sent", Help: "Signatures sent to the Decider", Field: func(s *Stats) *uint64 { return &s.Sent }},
+	{Name: "repeated", Help: "Signatures answered as repeats of one in flight", Field: func(s *Stats) *uint64 { return &s.Repeated }},
 }
 
 type slot[T any] struct {

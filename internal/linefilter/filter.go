@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/urldedupd/urldedupd/internal/counter"
 	"github.com/urldedupd/urldedupd/internal/inflight"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
@@ -42,6 +43,17 @@ type Stats struct {
 	Empty   uint64 // blank lines, skipped
 	TooLong uint64 // lines over MaxLine, skipped
 	Invalid uint64 // lines that are not URLs; signed raw and decided
+}
+
+// StatsCounters describes Stats' counters (internal/counter), with the
+// words of filter -v's summary.
+var StatsCounters = counter.Table[Stats]{
+	{Name: "lines", Help: "Lines read, of every kind", Text: "lines", Field: func(s *Stats) *uint64 { return &s.Lines }},
+	{Name: "new", Help: "URLs new to the state", Text: "new", Field: func(s *Stats) *uint64 { return &s.New }},
+	{Name: "dup", Help: "URLs seen before", Text: "dup", Field: func(s *Stats) *uint64 { return &s.Dup }},
+	{Name: "empty", Help: "Blank lines, skipped", Text: "empty", Field: func(s *Stats) *uint64 { return &s.Empty }},
+	{Name: "too_long", Help: "Lines over MaxLine, skipped", Text: "too long", Field: func(s *Stats) *uint64 { return &s.TooLong }},
+	{Name: "invalid", Help: "Lines that are not URLs; signed raw and decided", Text: "invalid", Field: func(s *Stats) *uint64 { return &s.Invalid }},
 }
 
 func (s *Stats) add(o Stats) {

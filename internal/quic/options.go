@@ -3,6 +3,8 @@ package quic
 import (
 	"time"
 	"unsafe"
+
+	"github.com/urldedupd/urldedupd/internal/counter"
 )
 
 // Options bound a Tracker. Zero fields take the defaults.
@@ -87,21 +89,30 @@ type Stats struct {
 	CryptoDropped  uint64 // CRYPTO frames dropped: more than 32 separate ranges pending
 }
 
-// Add adds o's counts to s: the sum over several Trackers.
-func (s *Stats) Add(o *Stats) {
-	s.Datagrams += o.Datagrams
-	s.Packets += o.Packets
-	s.Initials += o.Initials
-	s.Decrypted += o.Decrypted
-	s.AuthFailed += o.AuthFailed
-	s.UnknownVersion += o.UnknownVersion
-	s.Malformed += o.Malformed
-	s.Hellos += o.Hellos
-	s.NotHello += o.NotHello
-	s.Late += o.Late
-	s.FromServer += o.FromServer
-	s.Conns += o.Conns
-	s.Evicted += o.Evicted
-	s.Expired += o.Expired
-	s.CryptoDropped += o.CryptoDropped
+// StatsCounters describes Stats' counters, in the order the summaries show
+// them (internal/counter). The metrics group them: the packets ignored and
+// the connections given up are one metric each, by reason.
+var StatsCounters = counter.Table[Stats]{
+	{Name: "datagrams", Help: "UDP datagrams read as QUIC: a long header Initial of a version understood, or any long header to or from port 443", Text: "QUIC datagrams", Field: func(s *Stats) *uint64 { return &s.Datagrams }},
+	{Name: "packets", Help: "long header packets in them (coalesced packets counted one by one)", Field: func(s *Stats) *uint64 { return &s.Packets }},
+	{Name: "initials", Help: "Initial packets of a version understood, from clients and servers", Field: func(s *Stats) *uint64 { return &s.Initials }},
+	{Name: "decrypted", Help: "client Initial packets decrypted and authenticated", Text: "Initials decrypted", Field: func(s *Stats) *uint64 { return &s.Decrypted }},
+	{Name: "auth_failed", Help: "Initial packets that failed authentication (or too short to try): not trusted", Text: "failed authentication",
+		Metric: "packets_ignored", Label: "reason=auth_failed", MetricHelp: "QUIC: long header packets ignored, by reason: auth_failed (an Initial that failed authentication, or too short to try), unknown_version (a version not understood), malformed (a truncated long header, or an authenticated Initial with a frame an Initial may not carry), late (an Initial of a connection already reported), from_server (an Initial from the server side)",
+		Field: func(s *Stats) *uint64 { return &s.AuthFailed }},
+	{Name: "unknown_version", Help: "long header packets of a QUIC version not understood (not decrypted)", Text: "unknown version", Metric: "packets_ignored", Label: "reason=unknown_version", Field: func(s *Stats) *uint64 { return &s.UnknownVersion }},
+	{Name: "malformed", Help: "truncated long headers, and authenticated Initials with a frame an Initial may not carry: not trusted", Text: "malformed", Metric: "packets_ignored", Label: "reason=malformed", Field: func(s *Stats) *uint64 { return &s.Malformed }},
+	{Name: "hellos", Help: "ClientHellos put together from CRYPTO frames", Text: "QUIC ClientHellos", Field: func(s *Stats) *uint64 { return &s.Hellos }},
+	{Name: "not_hello", Help: "connections whose CRYPTO data was not a ClientHello of at most 16 KiB: given up", Text: "not a ClientHello",
+		Metric: "connections_given_up", Label: "reason=not_hello", MetricHelp: "QUIC: connections given up before their ClientHello was recorded, by reason: not_hello (CRYPTO data that is not a ClientHello of at most 16 KiB), evicted (at the connection or memory cap), expired (no whole ClientHello within 10 s of packet time)",
+		Field: func(s *Stats) *uint64 { return &s.NotHello }},
+	{Name: "late", Help: "Initials of connections already reported (retransmissions, after a Retry or a version negotiation): ignored", Metric: "packets_ignored", Label: "reason=late", Field: func(s *Stats) *uint64 { return &s.Late }},
+	{Name: "from_server", Help: "Initials from the server side of a connection followed: ignored", Metric: "packets_ignored", Label: "reason=from_server", Field: func(s *Stats) *uint64 { return &s.FromServer }},
+	{Name: "connections", Help: "connections followed (their first Initial authenticated)", Text: "connections", Field: func(s *Stats) *uint64 { return &s.Conns }},
+	{Name: "evicted", Help: "connections dropped at the connection or memory cap before their ClientHello was whole", Text: "evicted", Metric: "connections_given_up", Label: "reason=evicted", Field: func(s *Stats) *uint64 { return &s.Evicted }},
+	{Name: "expired", Help: "connections dropped: no whole ClientHello within 10 s of packet time", Text: "expired", Metric: "connections_given_up", Label: "reason=expired", Field: func(s *Stats) *uint64 { return &s.Expired }},
+	{Name: "crypto_dropped", Help: "CRYPTO frames dropped: more than 32 separate ranges pending", Metric: "crypto_frames_dropped", Field: func(s *Stats) *uint64 { return &s.CryptoDropped }},
 }
+
+// Add adds o's counts to s: the sum over several Trackers.
+func (s *Stats) Add(o *Stats) { StatsCounters.Add(s, o) }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/urldedupd/urldedupd/internal/bitcheck"
+	"github.com/urldedupd/urldedupd/internal/counter"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
@@ -40,6 +41,12 @@ type cacheScratch struct {
 type CacheStats struct {
 	Local  uint64 // duplicates answered by the cache
 	Remote uint64 // signatures asked of Redis (a repeat within a batch costs no command)
+}
+
+// CacheStatsCounters describes CacheStats' counters (internal/counter).
+var CacheStatsCounters = counter.Table[CacheStats]{
+	{Name: "local", Help: "Duplicates answered by the local cache", Field: func(s *CacheStats) *uint64 { return &s.Local }},
+	{Name: "remote", Help: "Signatures asked of Redis", Field: func(s *CacheStats) *uint64 { return &s.Remote }},
 }
 
 // Stats returns the counts so far.

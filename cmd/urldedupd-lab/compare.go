@@ -55,11 +55,11 @@ from the words of CRC32, MD5 and SHA1), hashtable (Zheng et al.'s bitmap
 indexed by a string hash) and exact (a set of the URLs: the truth). --plot draws each layout's measured rate (points, on up to 100,000
 held-out URLs at ~6 points a decade) and formula (dashed) against the URLs
 inserted. Progress goes to stderr.`,
-		Example: `  urldedupd compare --synthetic 1000000
-  urldedupd compare --urls crawl.txt --held-out later.txt --layouts bitmap,keyed,bloom
-  urldedupd compare --synthetic 10000000 --held-out-synthetic 10000000 --json > cmp.json
-  urldedupd compare --synthetic 1000000 --memory 1MiB --plot rates.svg
-  urldedupd compare --synthetic 1000000 --memory 1MiB --layouts bloom,bloom-patent,mdbf,dsbf,hashtable`,
+		Example: `  urldedupd-lab compare --synthetic 1000000
+  urldedupd-lab compare --urls crawl.txt --held-out later.txt --layouts bitmap,keyed,bloom
+  urldedupd-lab compare --synthetic 10000000 --held-out-synthetic 10000000 --json > cmp.json
+  urldedupd-lab compare --synthetic 1000000 --memory 1MiB --plot rates.svg
+  urldedupd-lab compare --synthetic 1000000 --memory 1MiB --layouts bloom,bloom-patent,mdbf,dsbf,hashtable`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCompare(o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
