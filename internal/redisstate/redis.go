@@ -16,6 +16,7 @@ import (
 	"github.com/urldedupd/urldedupd/internal/bloomlayout"
 	"github.com/urldedupd/urldedupd/internal/format"
 	"github.com/urldedupd/urldedupd/internal/keyed"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
@@ -341,4 +342,28 @@ func (r *Redis) Close() error {
 	defer cancel()
 	err := r.giveBack(ctx)
 	return errors.Join(err, r.c.Close())
+}
+
+// Report measures the state (reading every key) and returns its report,
+// by its layout's formula; where names it.
+func (r *Redis) Report(ctx context.Context, where string) (layout.Report, error) {
+	switch {
+	case r.tree != nil:
+		f, err := r.TreeReport(ctx)
+		if err != nil {
+			return layout.Report{}, err
+		}
+		return bloomlayout.StateReport(where, r.meta, f), nil
+	case r.keyed != nil:
+		f, err := r.KeyedFill(ctx)
+		if err != nil {
+			return layout.Report{}, err
+		}
+		return keyed.Report(where, r.meta, f), nil
+	}
+	f, err := r.Fill(ctx)
+	if err != nil {
+		return layout.Report{}, err
+	}
+	return bitcheck.Report(where, r.meta, f), nil
 }
