@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/shardfile"
 	"github.com/urldedupd/urldedupd/internal/state"
 )
@@ -107,15 +108,25 @@ func runMerge(ctx context.Context, into string, srcs []string, out io.Writer) (e
 	return nil
 }
 
-// describeMerged says what a merge did, in the words of the layout.
+// describeMerged says what a merge did, in the words of the layout's way
+// of merging (layout.Merge).
 func describeMerged(l format.Layout, m state.Merged) string {
-	if l == format.DSBF {
+	switch mergeOf(l) {
+	case layout.MergeCopy:
 		return fmt.Sprintf("%d leaves copied, %d empty", m.Copied, m.Empty)
-	}
-	if l != format.Keyed {
+	case layout.MergeOr:
 		return fmt.Sprintf("%d bits added", m.Bits)
 	}
 	c := m.Fingerprints
 	return fmt.Sprintf("%d shards copied, %d URLs merged, %d already present, %d not stored (destination full), %d stored in both bucket orders",
 		m.Copied, c.Merged, c.Present, c.NotStored, c.Ambiguous)
+}
+
+// mergeOf is how layout l merges; OR for a layout this build does not
+// have (Open has refused it before anything is merged).
+func mergeOf(l format.Layout) layout.Merge {
+	if ly, err := layout.Lookup(l); err == nil {
+		return ly.Merge()
+	}
+	return layout.MergeOr
 }

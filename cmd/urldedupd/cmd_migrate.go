@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/shardfile"
 	"github.com/urldedupd/urldedupd/internal/state"
 )
@@ -97,7 +97,7 @@ func runMigrate(ctx context.Context, g *globalOptions, from, to string, out io.W
 	}
 	fmt.Fprintf(out, "%s -> %s: ", src, dst) // not from and to: a Redis address may hold a password
 	switch {
-	case spec.Layout == format.Keyed || spec.Layout == format.DSBF:
+	case mergeOf(spec.Layout) != layout.MergeOr:
 		fmt.Fprintf(out, "%d shards sent, %d empty, %d already done; %s\n", m.Shards, m.Empty, m.Done, describeMerged(spec.Layout, m))
 	case state.IsRemote(to):
 		fmt.Fprintf(out, "%d shards sent, %d empty, %d already done\n", m.Shards, m.Empty, m.Done)

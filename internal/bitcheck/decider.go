@@ -1,19 +1,10 @@
 package bitcheck
 
-import (
-	"context"
+import "github.com/urldedupd/urldedupd/internal/layout"
 
-	"github.com/urldedupd/urldedupd/internal/signature"
-)
-
-// A Decider decides batches of signatures: a local *Set, or a remote
-// bitmap such as the Redis backend's.
-type Decider interface {
-	// Decide decides sigs in order: seen[i] reports whether sigs[i] was
-	// set; unless dryRun, every bit is set afterwards. On an error nothing
-	// of the batch has been answered, though a remote backend may have set
-	// some of its bits.
-	Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error
-}
+// A Decider decides batches of signatures. It is layout.Decider, which
+// every layout and state implements; the name stays here for one step, so
+// that callers keep compiling: use layout.Decider (or state.Decider).
+type Decider = layout.Decider
 
 var _ Decider = (*Set)(nil)

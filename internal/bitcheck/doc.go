@@ -1,6 +1,7 @@
-// Package bitcheck decides whether a URL signature has been seen: it tests
-// and sets the signature's bit in the shared shard mapping of a
-// [shardfile.Dir].
+// Package bitcheck is the patent's bitmap layout: it decides whether a URL
+// signature has been seen by testing and setting the signature's bit in
+// the shared shard mapping of a [shardfile.Dir]. It registers the layout
+// "bitmap" with package layout (layout.go).
 //
 // # Exactly once
 //

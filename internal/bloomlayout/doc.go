@@ -2,7 +2,9 @@
 // layouts, the filters of the design's literature made persistent and
 // shared: a classic Bloom filter (format.Bloom), the multi-dimensional
 // Bloom filter (format.MDBF) and the dynamic splittable Bloom filter
-// (format.DSBF), over the 256 mapped shards of a state directory.
+// (format.DSBF), over the 256 mapped shards of a state directory. It
+// registers the three layouts, with their plans and defaults, with package
+// layout (layout.go, plan.go).
 //
 // Every layout signs a URL with SipHash-1-3 under the state's secret key
 // (as the keyed layout does: no collision can be forged without it) and

@@ -18,8 +18,8 @@ import (
 // family, or shards that do not match it.
 var ErrLayout = errors.New("bloomlayout: not a Bloom-family state")
 
-// layout is one of the three filters over the array.
-type layout interface {
+// filter is one of the three filters over the array.
+type filter interface {
 	// decide answers one URL: whether it was present; unless dry, it is
 	// present afterwards. The caller holds the batch lock unless dry.
 	decide(sig uint64, dry bool) bool
@@ -33,7 +33,7 @@ type layout interface {
 // safe for concurrent use, within a process and across processes.
 type Set struct {
 	meta  format.Meta
-	l     layout
+	l     filter
 	mu    sync.Mutex // batches of this process, one at a time
 	lk    *fileLock  // and of every process: nil for a read-only state
 	fault func(r any) error

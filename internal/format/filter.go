@@ -57,26 +57,39 @@ func (l Layout) CheckFilter(f Filter, s Sizes) error {
 	case f.K < 1 || f.K > MaxK:
 		return bad("k %d (want 1 to %d)", f.K, MaxK)
 	}
-	switch l {
-	case Bloom:
-		if f.K > 10 || f.Groups != 0 || f.V1Bits != 0 || f.Children != 0 || f.FMax != 0 {
-			return bad("takes k from 1 to 10 only (have %+v)", f)
-		}
-	case MDBF:
-		switch {
-		case f.K < 2 || f.Groups < 1 || f.Groups > MaxGroups || f.Children != 0 || f.FMax != 0:
-			return bad("takes k ≥ 2 and 1 to %d groups only (have %+v)", MaxGroups, f)
-		case f.V1Bits == 0 || f.V1Bits%(64*uint64(f.K)) != 0 || f.V1Bits > 1<<32:
-			return bad("v1-bits %d is not a multiple of 64·k = %d up to 2^32", f.V1Bits, 64*f.K)
-		case uint64(f.Groups)*f.GroupBits() > bits:
-			return bad("%d groups of %d bits do not fit in %d bits", f.Groups, f.GroupBits(), bits)
-		}
-	case DSBF:
-		if f.Children < 2 || f.Children > MaxChildren || !(f.FMax > 0 && f.FMax < 1) || f.Groups != 0 || f.V1Bits != 0 {
-			return bad("takes 2 to %d children and an fmax in (0, 1) only (have %+v)", MaxChildren, f)
-		}
+	if why := l.info().filter(f, bits); why != "" {
+		return bad("%s", why)
 	}
 	return nil
+}
+
+// bloomFilter, mdbfFilter and dsbfFilter say what is wrong with f for
+// their layout in a state of stateBits bits ("" when nothing), once K is
+// known to be in 1..MaxK.
+func bloomFilter(f Filter, _ uint64) string {
+	if f.K > 10 || f.Groups != 0 || f.V1Bits != 0 || f.Children != 0 || f.FMax != 0 {
+		return fmt.Sprintf("takes k from 1 to 10 only (have %+v)", f)
+	}
+	return ""
+}
+
+func mdbfFilter(f Filter, bits uint64) string {
+	switch {
+	case f.K < 2 || f.Groups < 1 || f.Groups > MaxGroups || f.Children != 0 || f.FMax != 0:
+		return fmt.Sprintf("takes k ≥ 2 and 1 to %d groups only (have %+v)", MaxGroups, f)
+	case f.V1Bits == 0 || f.V1Bits%(64*uint64(f.K)) != 0 || f.V1Bits > 1<<32:
+		return fmt.Sprintf("v1-bits %d is not a multiple of 64·k = %d up to 2^32", f.V1Bits, 64*f.K)
+	case uint64(f.Groups)*f.GroupBits() > bits:
+		return fmt.Sprintf("%d groups of %d bits do not fit in %d bits", f.Groups, f.GroupBits(), bits)
+	}
+	return ""
+}
+
+func dsbfFilter(f Filter, _ uint64) string {
+	if f.Children < 2 || f.Children > MaxChildren || !(f.FMax > 0 && f.FMax < 1) || f.Groups != 0 || f.V1Bits != 0 {
+		return fmt.Sprintf("takes 2 to %d children and an fmax in (0, 1) only (have %+v)", MaxChildren, f)
+	}
+	return ""
 }
 
 func (f Filter) marshal(add func(k string, v any)) {

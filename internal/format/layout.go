@@ -35,13 +35,34 @@ const (
 	DSBF
 )
 
-// layoutNames are each layout's metadata name and command-line name.
-var layoutNames = [...]struct{ meta, cli string }{
-	Bitmap: {"bitmap-1bit", "bitmap"},
-	Keyed:  {"keyed-fp32x16", "keyed"},
-	Bloom:  {"bloom-dh", "bloom"},
-	MDBF:   {"mdbf-v1v2", "mdbf"},
-	DSBF:   {"dsbf-leaves", "dsbf"},
+// layoutInfo is what the format says of a layout: its metadata and
+// command-line names, whether it is keyed (every layout but Bitmap) or of
+// the Bloom family (parameters in Meta.Filter, checked by filter), and
+// the sizes of its shards (powers of two from minShard to maxShard). It
+// is the one place that tells layouts apart in this package; their code
+// is in the packages registered with package layout.
+type layoutInfo struct {
+	meta, cli          string
+	keyed              bool
+	filter             func(f Filter, stateBits uint64) string // "" when f suits the layout
+	minShard, maxShard int64
+}
+
+var layoutNames = [...]layoutInfo{
+	Bitmap: {meta: "bitmap-1bit", cli: "bitmap", minShard: ShardBytes, maxShard: ShardBytes},
+	Keyed:  {meta: "keyed-fp32x16", cli: "keyed", keyed: true, minShard: ShardBytes, maxShard: MaxShardBytes},
+	Bloom:  {meta: "bloom-dh", cli: "bloom", keyed: true, filter: bloomFilter, minShard: MinFilterShardBytes, maxShard: ShardBytes},
+	MDBF:   {meta: "mdbf-v1v2", cli: "mdbf", keyed: true, filter: mdbfFilter, minShard: MinFilterShardBytes, maxShard: ShardBytes},
+	DSBF:   {meta: "dsbf-leaves", cli: "dsbf", keyed: true, filter: dsbfFilter, minShard: MinFilterShardBytes, maxShard: ShardBytes},
+}
+
+// info returns what the format says of l; the zero layoutInfo for a
+// layout this build does not know.
+func (l Layout) info() layoutInfo {
+	if int(l) < len(layoutNames) {
+		return layoutNames[l]
+	}
+	return layoutInfo{}
 }
 
 // Layouts are every layout this build knows, in order.
@@ -78,11 +99,11 @@ func ParseLayout(name string) (Layout, error) {
 // Keyed reports whether states of the layout sign URLs with SipHash-1-3
 // under a secret key of their own (kept in the key file, or in Redis's
 // metadata): every layout but Bitmap.
-func (l Layout) Keyed() bool { return l != Bitmap }
+func (l Layout) Keyed() bool { return l.info().keyed || int(l) >= len(layoutNames) }
 
 // Filter reports whether the layout is one of the Bloom family (Bloom,
 // MDBF, DSBF), whose parameters are in Meta.Filter.
-func (l Layout) Filter() bool { return l == Bloom || l == MDBF || l == DSBF }
+func (l Layout) Filter() bool { return l.info().filter != nil }
 
 // Algorithm returns the signature algorithm a layout requires, when it
 // requires one: SipHash for the keyed layouts; ok is false for Bitmap,
@@ -140,12 +161,9 @@ func (s Sizes) Bytes() int64 { return int64(s.Shards) * s.ShardBytes }
 // layout any power of two from 2 MiB to 1 GiB, one of the Bloom family any
 // power of two from 4 KiB to 2 MiB.
 func (l Layout) CheckSizes(s Sizes) error {
-	lo, hi := int64(ShardBytes), int64(ShardBytes)
-	switch {
-	case l == Keyed:
-		hi = MaxShardBytes
-	case l.Filter():
-		lo = MinFilterShardBytes
+	lo, hi := l.info().minShard, l.info().maxShard
+	if lo == 0 {
+		lo, hi = ShardBytes, ShardBytes
 	}
 	if s.Shards == Shards && s.ShardBytes >= lo && s.ShardBytes <= hi && bits.OnesCount64(uint64(s.ShardBytes)) == 1 {
 		return nil

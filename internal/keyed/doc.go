@@ -1,6 +1,7 @@
 // Package keyed is the keyed layout's core: a table of 32-bit keyed
 // fingerprints in cache-line buckets, decided by one compare-and-swap on
-// shared memory, and the same decision as one Lua script on Redis.
+// shared memory, and the same decision as one Lua script on Redis. It
+// registers the layout "keyed" with package layout (layout.go).
 //
 // # Hash
 //

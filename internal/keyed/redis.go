@@ -10,6 +10,10 @@ import (
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/layout"
+	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
 // ErrRedis is returned when Redis did not answer a batch; some of its URLs
@@ -124,15 +128,42 @@ func (r *Redis) run(ctx context.Context, locs []Loc, dryRun bool) ([]*redis.Cmd,
 // on l's shard key. Its answer is a Result as an integer. A command
 // refused with NOSCRIPT did not run: call LoadScript and send it again.
 func (r *Redis) Eval(ctx context.Context, pipe redis.Pipeliner, l Loc, dryRun bool) *redis.Cmd {
+	return eval(ctx, pipe, r.keys[l.Shard], r.geo, l, dryRun)
+}
+
+// eval queues on pipe the decision of l on key, its shard's key.
+func eval(ctx context.Context, pipe redis.Pipeliner, key string, g Geometry, l Loc, dryRun bool) *redis.Cmd {
 	dry := "0"
 	if dryRun {
 		dry = "1"
 	}
 	var fp [4]byte
 	binary.LittleEndian.PutUint32(fp[:], l.FP)
-	return decideScript.EvalSha(ctx, pipe, []string{r.keys[l.Shard]},
-		int64(l.B1&r.geo.mask)*BucketBytes, int64(l.B2&r.geo.mask)*BucketBytes, string(fp[:]), dry)
+	return decideScript.EvalSha(ctx, pipe, []string{key},
+		int64(l.B1&g.mask)*BucketBytes, int64(l.B2&g.mask)*BucketBytes, string(fp[:]), dry)
 }
+
+// RedisCommands: in Redis, a URL is decided by one EVALSHA of the decide
+// script on its shard's key.
+func (keyedLayout) RedisCommands(m format.Meta) (layout.RedisCommands, error) {
+	g, err := NewGeometry(m.Sizes.ShardBytes)
+	if err != nil {
+		return nil, err
+	}
+	return redisCmds{g}, nil
+}
+
+type redisCmds struct{ geo Geometry }
+
+func (c redisCmds) Shard(sig signature.Signature) int { return int(uint64(sig) >> 56) }
+
+func (c redisCmds) Queue(ctx context.Context, pipe redis.Pipeliner, key string, sig signature.Signature, dryRun bool) redis.Cmder {
+	return eval(ctx, pipe, key, c.geo, c.geo.Locate(uint64(sig)), dryRun)
+}
+
+func (redisCmds) Load(ctx context.Context, c redis.UniversalClient) error { return LoadScript(ctx, c) }
+
+var _ layout.RedisLayout = keyedLayout{}
 
 // LoadScript loads the decide script into c's script cache (on every
 // master of a cluster).

@@ -10,7 +10,7 @@ import (
 
 // Set decides batches of keyed signatures (signature.SipHash sums) on a
 // Table: the keyed layout's counterpart of bitcheck.Set, in the form every
-// state shares (bitcheck.Decider). It is safe for concurrent use.
+// state shares (layout.Decider). It is safe for concurrent use.
 type Set struct {
 	t     *Table
 	fault func(r any) error

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/urldedupd/urldedupd/internal/bitcheck"
 	"github.com/urldedupd/urldedupd/internal/counter"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
@@ -20,7 +20,7 @@ import (
 // as without the cache. Several processes may share one cache directory,
 // and a Cached is safe for concurrent use.
 type Cached struct {
-	Local  bitcheck.Decider // a *bitcheck.Set or *keyed.Set over a state directory of the same format
+	Local  layout.Decider // a layout opened over a state directory of the same format (layout.Local)
 	Remote *Redis
 
 	scratch sync.Pool // *cacheScratch

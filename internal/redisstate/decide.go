@@ -84,7 +84,7 @@ func (r *Redis) Decide(ctx context.Context, sigs []signature.Signature, seen []b
 // answer: keyed.MergeShard's Inserter. A batch Redis did not decide fails,
 // whatever OnError says.
 func (r *Redis) Insert(ctx context.Context, locs []keyed.Loc, res []keyed.Result) error {
-	if r.keyed == nil {
+	if !r.keyed {
 		return fmt.Errorf("redisstate: %w: Insert on layout %s", format.ErrLayout, r.meta.Spec.Layout)
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
@@ -150,8 +150,8 @@ func (r *Redis) decide(ctx context.Context, sc *scratch, dryRun bool) error {
 		if r.cluster != nil {
 			r.cluster.ReloadState(ctx)
 		}
-		if r.keyed != nil && redis.HasErrorPrefix(retry, "NOSCRIPT") {
-			if err := keyed.LoadScript(ctx, r.c); err != nil {
+		if redis.HasErrorPrefix(retry, "NOSCRIPT") {
+			if err := r.cmds.Load(ctx, r.c); err != nil {
 				return fmt.Errorf("%w: %v", ErrUnavailable, err)
 			}
 		}
@@ -175,20 +175,14 @@ func (r *Redis) run(ctx context.Context, sc *scratch, ks, left []int, dryRun boo
 	on := make([]*nodePipe, len(ks))
 	for j, k := range ks {
 		s := sc.sub[k]
-		np, e := ps.of(ctx, int(r.shard(s)))
+		sh := r.cmds.Shard(s)
+		np, e := ps.of(ctx, sh)
 		if e != nil { // no master known for the slot: nothing sent
 			left, retry = append(left, k), e
 			continue
 		}
 		on[j] = np
-		switch {
-		case r.keyed != nil:
-			cmds[j] = r.keyed.Eval(ctx, np.pipe, r.geo.Locate(uint64(s)), dryRun)
-		case dryRun:
-			cmds[j] = np.pipe.GetBit(ctx, r.keys[s.Shard()], offset(s.Bit()))
-		default:
-			cmds[j] = np.pipe.SetBit(ctx, r.keys[s.Shard()], offset(s.Bit()), 1)
-		}
+		cmds[j] = r.cmds.Queue(ctx, np.pipe, r.keys[sh], s, dryRun)
 	}
 	replicas := r.replicas
 	if dryRun {

@@ -1,5 +1,11 @@
-// Package redisstate keeps the urldedupd bitmap in Redis or Redis Cluster,
+// Package redisstate keeps a urldedupd state in Redis or Redis Cluster,
 // for sensors and crawlers on several hosts that must share one "seen?" set.
+//
+// It is the transport: pipelines per node, retries of commands that
+// provably did not run, WAIT, cluster routing (route.go). The commands
+// that decide a URL are the layout's (layout.RedisCommands: SETBIT of the
+// bitmap in package bitcheck, the keyed script in package keyed), but
+// for the DSBF's tree, decided in rounds with leases (tree.go).
 //
 // # Layout
 //

@@ -16,6 +16,7 @@ import (
 	"github.com/urldedupd/urldedupd/internal/bloomlayout"
 	"github.com/urldedupd/urldedupd/internal/format"
 	"github.com/urldedupd/urldedupd/internal/keyed"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
@@ -74,8 +75,9 @@ type Redis struct {
 	cluster   *redis.ClusterClient // when c is a cluster
 	scratch   sync.Pool            // *scratch
 	assumed   atomic.Uint64
-	keyed     *keyed.Redis // Keyed layout: the decide script on the same keys
-	geo       keyed.Geometry
+	cmds      layout.RedisCommands            // the layout's commands, one per URL (all but DSBF)
+	keyed     bool                            // Keyed layout: Insert, KeyedFill
+	geo       keyed.Geometry                  // Keyed layout
 	full      atomic.Uint64                   // Keyed: answered new, not stored (both buckets full)
 	tree      *bloomlayout.Tree               // DSBF layout: the leaves are the shard keys
 	split     [signature.Shards]atomic.Bool   // DSBF: leaves seen split (for ever)
@@ -126,18 +128,38 @@ func Open(ctx context.Context, addr string, opts *Options) (*Redis, error) {
 			return nil, err
 		}
 	}
-	if r.meta.Spec.Layout == format.Keyed {
-		if r.geo, err = keyed.NewGeometry(r.meta.Sizes.ShardBytes); err != nil {
+	if r.tree == nil {
+		if err := r.loadCommands(ctx); err != nil {
 			c.Close()
-			return nil, fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
-		}
-		r.keyed = keyed.NewRedis(c, r.prefix, r.geo)
-		if err := keyed.LoadScript(ctx, c); err != nil { // so the first batch need not learn of NOSCRIPT
-			c.Close()
-			return nil, fmt.Errorf("redisstate: %w: %v", ErrUnavailable, err)
+			return nil, err
 		}
 	}
 	return r, nil
+}
+
+// loadCommands readies the layout's commands (package layout): it loads
+// their script, so that the first batch need not learn of NOSCRIPT.
+func (r *Redis) loadCommands(ctx context.Context) error {
+	l, err := layout.Lookup(r.meta.Spec.Layout)
+	if err != nil {
+		return fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
+	}
+	rl, ok := l.(layout.RedisLayout)
+	if !ok {
+		return fmt.Errorf("redisstate: %s: %w: layout %s has no Redis commands", r.metaKey(), format.ErrLayout, l.Name())
+	}
+	if r.cmds, err = rl.RedisCommands(r.meta); err != nil {
+		return fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
+	}
+	if r.keyed = r.meta.Spec.Layout == format.Keyed; r.keyed {
+		if r.geo, err = keyed.NewGeometry(r.meta.Sizes.ShardBytes); err != nil {
+			return fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
+		}
+	}
+	if err := r.cmds.Load(ctx, r.c); err != nil {
+		return fmt.Errorf("redisstate: %w: %v", ErrUnavailable, err)
+	}
+	return nil
 }
 
 // newClient connects to addr. Reads may take as long as a batch may: a
@@ -265,27 +287,15 @@ func (r *Redis) Client() redis.UniversalClient { return r.c }
 // because both their buckets were full (Keyed layout; 0 for Bitmap).
 func (r *Redis) NotStored() uint64 { return r.full.Load() }
 
-// shard returns the shard that holds sig.
-func (r *Redis) shard(sig signature.Signature) uint8 {
-	if r.keyed != nil {
-		return uint8(uint64(sig) >> 56)
-	}
-	return sig.Shard()
-}
-
 // Assumed returns how many URLs were answered new under AssumeNew.
 func (r *Redis) Assumed() uint64 { return r.assumed.Load() }
-
-// offset maps a bit to its Redis SETBIT offset, so that the string's bytes
-// equal the shard file's (LSB-first within each byte).
-func offset(bit uint32) int64 { return int64(bit&^7 | (7 - bit&7)) }
 
 // KeyedFill counts the occupied slots of every bucket of a Keyed state,
 // reading each key in pieces of 4 MiB (GETRANGE); bytes a key does not
 // have are empty buckets.
 func (r *Redis) KeyedFill(ctx context.Context) (keyed.Fill, error) {
 	var f keyed.Fill
-	if r.keyed == nil {
+	if !r.keyed {
 		return f, fmt.Errorf("redisstate: %w: KeyedFill on layout %s", format.ErrLayout, r.meta.Spec.Layout)
 	}
 	const piece = 4 << 20
@@ -341,4 +351,28 @@ func (r *Redis) Close() error {
 	defer cancel()
 	err := r.giveBack(ctx)
 	return errors.Join(err, r.c.Close())
+}
+
+// Report measures the state (reading every key) and returns its report,
+// by its layout's formula; where names it.
+func (r *Redis) Report(ctx context.Context, where string) (layout.Report, error) {
+	switch {
+	case r.tree != nil:
+		f, err := r.TreeReport(ctx)
+		if err != nil {
+			return layout.Report{}, err
+		}
+		return bloomlayout.StateReport(where, r.meta, f), nil
+	case r.keyed:
+		f, err := r.KeyedFill(ctx)
+		if err != nil {
+			return layout.Report{}, err
+		}
+		return keyed.Report(where, r.meta, f), nil
+	}
+	f, err := r.Fill(ctx)
+	if err != nil {
+		return layout.Report{}, err
+	}
+	return bitcheck.Report(where, r.meta, f), nil
 }

@@ -3,11 +3,14 @@
 // the API) one backend to decide against; State.Merge adds one state's
 // URLs to another's, directory or Redis, for merge and migrate.
 //
-// A state is a directory of shard files (package shardfile), or a bitmap in
-// Redis or Redis Cluster (package redisstate), optionally behind a local
-// cache directory that answers known duplicates without a round trip. Open
-// tells them apart by the address: redis://, rediss://, redis-cluster:// or
-// rediss-cluster:// is Redis, anything else a directory.
+// A state is one layout (package layout: looked up in its registry by the
+// state's format, never by a switch here) over one backend: a directory of
+// shard files (package shardfile), or Redis or Redis Cluster (package
+// redisstate), optionally behind a local cache directory that answers
+// known duplicates without a round trip. Open tells them apart by the
+// address: redis://, rediss://, redis-cluster:// or rediss-cluster:// is
+// Redis, anything else a directory. Importing package state registers
+// every layout of this build.
 //
 // # At once or in batches
 //

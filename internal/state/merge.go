@@ -9,6 +9,7 @@ import (
 	"github.com/urldedupd/urldedupd/internal/bloomlayout"
 	"github.com/urldedupd/urldedupd/internal/format"
 	"github.com/urldedupd/urldedupd/internal/keyed"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/redisstate"
 )
 
@@ -63,10 +64,11 @@ func (s *State) Merge(ctx context.Context, src *State, opts *MergeOptions) (m Me
 		return m, fmt.Errorf("state: merge into %s: %w", s, keyed.ErrReadOnly)
 	}
 	defer s.catchFault(debug.SetPanicOnFault(true), src, &err)
-	if s.meta.Spec.Layout == format.DSBF && s.redis == nil {
+	how := s.layout.Merge()
+	if how == layout.MergeCopy && s.redis == nil {
 		return s.copyTree(ctx, src)
 	}
-	if s.meta.Spec.Layout == format.DSBF {
+	if how == layout.MergeCopy {
 		empty, err := s.emptyFor(ctx, opts.Progress)
 		if err != nil {
 			return m, err
@@ -75,14 +77,14 @@ func (s *State) Merge(ctx context.Context, src *State, opts *MergeOptions) (m Me
 			return m, fmt.Errorf("state: merge %s into %s: %w", src, s, bloomlayout.ErrNoMerge)
 		}
 	}
-	w := merger{dst: s, opts: opts, m: &m}
-	if s.meta.Spec.Layout == format.Keyed {
+	w := merger{dst: s, how: how, opts: opts, m: &m}
+	if how == layout.MergeReinsert {
 		w.geo, err = keyed.NewGeometry(s.meta.Sizes.ShardBytes)
 		if err != nil {
 			return m, fmt.Errorf("state: %s: %w", s, err)
 		}
 		if s.redis == nil {
-			w.local = keyed.NewSet(s.table, s.dir.Fault)
+			w.local, _ = s.local.(keyed.Inserter)
 		}
 	}
 	for i := range format.Shards {
@@ -98,10 +100,11 @@ func (s *State) Merge(ctx context.Context, src *State, opts *MergeOptions) (m Me
 
 type merger struct {
 	dst   *State
+	how   layout.Merge
 	opts  *MergeOptions
 	m     *Merged
 	geo   keyed.Geometry
-	local *keyed.Set // Keyed directory destination
+	local keyed.Inserter // a directory destination that merges by re-inserting
 }
 
 // shard merges shard i of src into the destination, and records it done.
@@ -143,23 +146,25 @@ func (w *merger) shard(ctx context.Context, src *State, i int) error {
 func (w *merger) send(ctx context.Context, i int, data []byte) error {
 	s := w.dst
 	switch {
-	case s.meta.Spec.Layout == format.DSBF && s.redis != nil:
+	case w.how == layout.MergeCopy && s.redis != nil:
 		copied, err := s.redis.CopyShard(ctx, i, data)
 		if err == nil && !copied { // written since Merge found it empty
 			err = fmt.Errorf("state: merge into %s: leaf %s: %w", s, format.ShardName(i), bloomlayout.ErrNoMerge)
 		}
 		w.m.Copied += b2i(copied)
 		return err
-	case s.filter != nil:
-		n, err := s.filter.OrShard(i, data)
-		w.m.Bits += n
-		return err
-	case s.meta.Spec.Layout != format.Keyed && s.redis != nil:
+	case w.how == layout.MergeOr && s.redis != nil:
 		return s.redis.OrShard(ctx, i, data)
-	case s.meta.Spec.Layout != format.Keyed:
-		n, err := s.set.OrShard(i, data)
+	case w.how == layout.MergeOr:
+		o, ok := s.local.(layout.Orer)
+		if !ok {
+			return fmt.Errorf("state: merge into %s: %w: layout %s cannot OR a shard", s, format.ErrLayout, s.meta.Spec.Layout)
+		}
+		n, err := o.OrShard(i, data)
 		w.m.Bits += n
 		return err
+	case w.how != layout.MergeReinsert:
+		return fmt.Errorf("state: merge into %s: %w: layout %s is only copied whole", s, format.ErrLayout, s.meta.Spec.Layout)
 	case s.redis != nil:
 		copied, err := s.redis.CopyShard(ctx, i, data)
 		if err != nil || copied {
@@ -204,7 +209,11 @@ func (s *State) emptyFor(ctx context.Context, progress string) (bool, error) {
 // s's batch lock throughout, so no process decides on s meanwhile; s must
 // be empty (bloomlayout.ErrNoMerge).
 func (s *State) copyTree(ctx context.Context, src *State) (m Merged, err error) {
-	err = s.filter.Exclusive(func() error {
+	x, ok := s.local.(layout.Exclusiver)
+	if !ok {
+		return m, fmt.Errorf("state: merge %s into %s: %w: layout %s has no batch lock", src, s, format.ErrLayout, s.meta.Spec.Layout)
+	}
+	err = x.Exclusive(func() error {
 		for i := range format.Shards {
 			if !allZero(s.dir.Shard(i)) {
 				return fmt.Errorf("state: merge %s into %s: %w", src, s, bloomlayout.ErrNoMerge)

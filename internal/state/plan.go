@@ -1,20 +1,20 @@
 package state
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"time"
 
+	"github.com/urldedupd/urldedupd/internal/bitcheck"
 	"github.com/urldedupd/urldedupd/internal/format"
 	"github.com/urldedupd/urldedupd/internal/keyed"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
 // ErrPlan is returned by Init.Meta when a state cannot be made as asked: a
 // size its layout cannot have, or a capacity and false-duplicate chance it
-// cannot meet. The message says what can.
-var ErrPlan = errors.New("state: cannot be sized as asked")
+// cannot meet. The message says what can. It is layout.ErrPlan.
+var ErrPlan = layout.ErrPlan
 
 // Init is what a new state is asked to be: its spec, and either its size,
 // or the distinct URLs it must hold (Capacity) with at most a FalseDup
@@ -50,64 +50,29 @@ func (i Init) Meta(now time.Time) (format.Meta, error) {
 		}
 	}
 	m.Capacity, m.FalseDup = i.Capacity, i.FalseDup
-	switch i.Spec.Layout {
-	case format.Bitmap:
-		if i.Key != nil {
-			return m, fmt.Errorf("%w: layout %s has no key", ErrPlan, i.Spec.Layout.Name())
-		}
-		if i.Capacity != 0 {
-			if p := BitmapFalseDup(i.Capacity); p > i.FalseDup {
-				return m, fmt.Errorf("%w: after %d URLs the bitmap reports a new URL a duplicate with chance %.3g, over %g; the keyed layout can",
-					ErrPlan, i.Capacity, p, i.FalseDup)
-			}
-		}
+	l, err := layout.Lookup(i.Spec.Layout)
+	if err != nil {
+		return m, fmt.Errorf("%w: layout %s", ErrPlan, i.Spec.Layout)
+	}
+	if err := l.Plan(layout.Plan{Size: i.Size, Capacity: i.Capacity, FalseDup: i.FalseDup, Key: i.Key, Filter: i.Filter}, &m); err != nil {
+		return m, err
+	}
+	if !i.Spec.Layout.Keyed() {
 		return m, nil
-	case format.Keyed, format.Bloom, format.MDBF, format.DSBF:
-		var err error
-		if i.Spec.Layout == format.Keyed {
-			err = i.planKeyed(&m)
-		} else {
-			err = i.planFilter(&m)
-		}
+	}
+	k := i.Key
+	if k == nil {
+		nk, err := keyed.NewKey()
 		if err != nil {
 			return m, err
 		}
-		k := i.Key
-		if k == nil {
-			nk, err := keyed.NewKey()
-			if err != nil {
-				return m, err
-			}
-			k = &nk
-		}
-		m.Key, m.KeyID = k, format.KeyID(*k)
-		return m, nil
+		k = &nk
 	}
-	return m, fmt.Errorf("%w: layout %s", ErrPlan, i.Spec.Layout)
-}
-
-func (i Init) planKeyed(m *format.Meta) error {
-	if i.Capacity == 0 {
-		return nil // the size asked, or the smallest
-	}
-	g, err := keyed.Plan(i.Capacity, i.FalseDup)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrPlan, err)
-	}
-	if i.Size == 0 {
-		m.Sizes.ShardBytes = g.ShardBytes
-		return nil
-	}
-	if g.ShardBytes > m.Sizes.ShardBytes {
-		return fmt.Errorf("%w: %d URLs at a false-duplicate chance of %g need %d MiB; %d MiB was asked",
-			ErrPlan, i.Capacity, i.FalseDup, g.StateBytes()>>20, i.Size>>20)
-	}
-	return nil
+	m.Key, m.KeyID = k, format.KeyID(*k)
+	return m, nil
 }
 
 // BitmapFalseDup is the chance that the next new URL is reported a
 // duplicate by a bitmap holding n distinct URLs: the fraction of its 2^32
 // bits set, 1 − (1 − 2^−32)^n.
-func BitmapFalseDup(n uint64) float64 {
-	return -math.Expm1(float64(n) * math.Log1p(-1/float64(1<<32)))
-}
+func BitmapFalseDup(n uint64) float64 { return bitcheck.FalseDup(n) }

@@ -2,216 +2,40 @@ package state
 
 import (
 	"context"
-	"fmt"
-	"math"
-	"runtime/debug"
-	"time"
 
 	"github.com/urldedupd/urldedupd/internal/bitcheck"
 	"github.com/urldedupd/urldedupd/internal/bloomlayout"
 	"github.com/urldedupd/urldedupd/internal/format"
 	"github.com/urldedupd/urldedupd/internal/keyed"
+	"github.com/urldedupd/urldedupd/internal/layout"
 )
 
 // Report is what `urldedupd stats --json` prints, /v1/stats returns and
 // the metrics export: how full a state is, measured, and what that means
-// for its answers, by its layout's own formula.
-type Report struct {
-	Dir        string `json:"dir"`
-	Layout     string `json:"layout"`
-	Signature  string `json:"signature"`
-	Normalize  string `json:"normalize"`
-	Created    string `json:"created"`
-	StateBytes int64  `json:"state_bytes"`
-	// FillRatio is the fraction of bits set (Bitmap) or of slots
-	// occupied (Keyed).
-	FillRatio float64 `json:"fill_ratio"`
-	// EstimatedDistinct is the distinct URLs the state holds: by linear
-	// counting for Bitmap (null when the bitmap is full), the occupied
-	// slots for Keyed (exact: one slot per URL stored).
-	EstimatedDistinct *float64 `json:"estimated_distinct"`
-	// FalseDupChance is the chance that the next new URL is reported a
-	// duplicate: the fill ratio for Bitmap; for Keyed, one minus the
-	// chance that none of the fingerprints its scan compares equals its
-	// own (keyed.Occupancy.FalseDup, from the measured bucket occupancy).
-	FalseDupChance float64 `json:"false_duplicate_chance"`
-	// Capacity is the distinct URLs the state was planned for (init
-	// --capacity), or else, for Keyed, the URLs it holds before the chance
-	// of not storing a new one reaches keyed.NegligibleNotStored. 0: a
-	// Bitmap that was not planned, which has no capacity as such (its
-	// false-duplicate chance grows with every URL).
-	Capacity uint64 `json:"capacity"`
-	// Planned reports whether Capacity is the plan of init.
-	Planned bool `json:"planned"`
-	// PlannedFalseDup is the false-duplicate chance planned at Capacity.
-	PlannedFalseDup float64 `json:"planned_false_duplicate_chance,omitempty"`
-	// CapacityUsed is EstimatedDistinct / Capacity: past 1 the plan no
-	// longer holds.
-	CapacityUsed *float64 `json:"capacity_used,omitempty"`
-
-	// Bitmap only.
-	Bits    uint64  `json:"bits,omitempty"`
-	BitsSet *uint64 `json:"bits_set,omitempty"`
-
-	// Keyed only.
-	Slots     uint64  `json:"slots,omitempty"`
-	SlotsUsed *uint64 `json:"slots_used,omitempty"`
-	// FullBuckets is the fraction of buckets with no empty slot.
-	FullBuckets *float64 `json:"full_buckets_ratio,omitempty"`
-	// NotStoredChance is the chance that the next new URL finds both its
-	// buckets full: it is answered new, but not stored, so its repeats
-	// will be answered new too (keyed.Occupancy.NotStored).
-	NotStoredChance *float64 `json:"not_stored_chance,omitempty"`
-
-	// The Bloom family only: the parameters (K positions; MDBF's groups
-	// and V1 bits; DSBF's children and fmax), and for DSBF the tree: its
-	// leaves (split or live), height, live leaves past their bound that
-	// cannot split, and the fewest and most URLs in a live leaf.
-	Filter          *format.Filter `json:"filter,omitempty"`
-	Leaves          int            `json:"leaves,omitempty"`
-	Height          int            `json:"height,omitempty"`
-	LiveLeaves      int            `json:"live_leaves,omitempty"`
-	OverBoundLeaves *int           `json:"over_bound_leaves,omitempty"`
-	LeafURLsMin     uint64         `json:"leaf_urls_min,omitempty"`
-	LeafURLsMax     uint64         `json:"leaf_urls_max,omitempty"`
-
-	// Shards are the bits set (Bitmap, the Bloom family) or slots
-	// occupied (Keyed) per shard.
-	Shards []uint64 `json:"shards"`
-}
+// for its answers, by its layout's own formula (layout.Report).
+type Report = layout.Report
 
 // Report measures the state (reading all of it: its directory, or every
 // key in Redis) and returns its report.
 func (s *State) Report(ctx context.Context) (Report, error) {
-	if s.meta.Spec.Layout.Filter() {
-		var f bloomlayout.Report
-		var err error
-		if s.redis != nil {
-			f, err = s.redis.TreeReport(ctx)
-		} else {
-			f, err = s.filter.Report()
-		}
-		if err != nil {
-			return Report{}, err
-		}
-		return FilterReport(s.where, s.meta, f), nil
-	}
-	if s.meta.Spec.Layout == format.Keyed {
-		f, err := s.keyedFill(ctx)
-		if err != nil {
-			return Report{}, err
-		}
-		return KeyedReport(s.where, s.meta, f), nil
-	}
-	var f bitcheck.Fill
-	var err error
 	if s.redis != nil {
-		f, err = s.redis.Fill(ctx)
-	} else {
-		f, err = s.set.Fill()
+		return s.redis.Report(ctx, s.where)
 	}
-	if err != nil {
-		return Report{}, err
-	}
-	return BitmapReport(s.where, s.meta, f), nil
+	return s.local.Report(ctx, s.where)
 }
 
-func (s *State) keyedFill(ctx context.Context) (f keyed.Fill, err error) {
-	if s.redis != nil {
-		return s.redis.KeyedFill(ctx)
-	}
-	defer func(restore bool) { // a shard truncated under us: an error, not SIGBUS
-		debug.SetPanicOnFault(restore)
-		if r := recover(); r != nil {
-			if err = s.dir.Fault(r); err == nil {
-				panic(r)
-			}
-		}
-	}(debug.SetPanicOnFault(true))
-	return s.table.Fill(), nil
-}
-
-func newReport(where string, m format.Meta) Report {
-	r := Report{
-		Dir: where, Layout: m.Spec.Layout.Name(), Signature: m.Spec.Algorithm.String(), Normalize: m.Spec.Mode.String(),
-		Created: m.Created.Format(time.RFC3339), StateBytes: m.Sizes.Bytes(),
-	}
-	if m.Capacity != 0 {
-		r.Capacity, r.Planned, r.PlannedFalseDup = m.Capacity, true, m.FalseDup
-	}
-	return r
-}
-
-func (r *Report) used(distinct float64) {
-	if r.Capacity != 0 && !math.IsInf(distinct, 0) {
-		u := distinct / float64(r.Capacity)
-		r.CapacityUsed = &u
-	}
-}
-
-// BitmapReport is the report of a Bitmap state of metadata m and fill f.
+// BitmapReport is the report of a Bitmap state of metadata m and fill f
+// (bitcheck.Report).
 func BitmapReport(where string, m format.Meta, f bitcheck.Fill) Report {
-	r := newReport(where, m)
-	set := f.Total()
-	r.Bits, r.BitsSet, r.FillRatio, r.FalseDupChance, r.Shards = uint64(bitcheck.Bits), &set, f.Ratio(), f.Ratio(), f.Shard[:]
-	e := f.Estimate()
-	if !math.IsInf(e, 0) {
-		r.EstimatedDistinct = &e
-	}
-	r.used(e)
-	return r
+	return bitcheck.Report(where, m, f)
 }
 
-// KeyedReport is the report of a Keyed state of metadata m and fill f.
-func KeyedReport(where string, m format.Meta, f keyed.Fill) Report {
-	r := newReport(where, m)
-	o := f.Occupancy()
-	used, full, notStored := f.Occupied(), o.FullFrac(), o.NotStored()
-	distinct := float64(used)
-	r.Slots, r.SlotsUsed, r.FillRatio = f.Buckets*keyed.SlotsPerBucket, &used, f.Ratio()
-	r.EstimatedDistinct, r.FalseDupChance = &distinct, o.FalseDup()
-	r.FullBuckets, r.NotStoredChance, r.Shards = &full, &notStored, f.Shard[:]
-	if !r.Planned {
-		if g, err := keyed.NewGeometry(m.Sizes.ShardBytes); err == nil {
-			r.Capacity = g.Capacity()
-		}
-	}
-	r.used(distinct)
-	return r
-}
+// KeyedReport is the report of a Keyed state of metadata m and fill f
+// (keyed.Report).
+func KeyedReport(where string, m format.Meta, f keyed.Fill) Report { return keyed.Report(where, m, f) }
 
 // FilterReport is the report of a state of the Bloom family of metadata m
-// and measures f.
+// and measures f (bloomlayout.StateReport).
 func FilterReport(where string, m format.Meta, f bloomlayout.Report) Report {
-	r := newReport(where, m)
-	fl := m.Filter
-	set := f.BitsSet
-	r.Filter, r.Bits, r.BitsSet, r.Shards = &fl, f.Bits, &set, f.Shards
-	r.FillRatio, r.FalseDupChance = float64(f.BitsSet)/float64(f.Bits), f.FalseDup
-	if !math.IsInf(f.Distinct, 0) {
-		d := f.Distinct
-		r.EstimatedDistinct = &d
-	}
-	if m.Spec.Layout == format.DSBF {
-		over := f.OverBound
-		r.Leaves, r.Height, r.LiveLeaves, r.OverBoundLeaves = f.Leaves, f.Height, len(f.LeafURLs), &over
-		for i, n := range f.LeafURLs {
-			if i == 0 || n < r.LeafURLsMin {
-				r.LeafURLsMin = n
-			}
-			r.LeafURLsMax = max(r.LeafURLsMax, n)
-		}
-		if !r.Planned {
-			r.Capacity = f.Capacity
-		}
-	}
-	if r.EstimatedDistinct != nil {
-		r.used(*r.EstimatedDistinct)
-	}
-	return r
-}
-
-// String is a one-line summary, for logs.
-func (r Report) String() string {
-	return fmt.Sprintf("%s %s: fill %.3g, false-duplicate chance %.3g", r.Dir, r.Layout, r.FillRatio, r.FalseDupChance)
+	return bloomlayout.StateReport(where, m, f)
 }

@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/urldedupd/urldedupd/internal/bitcheck"
-	"github.com/urldedupd/urldedupd/internal/bloomlayout"
+	// Every layout of this build registers itself with package layout.
+	_ "github.com/urldedupd/urldedupd/internal/bitcheck"
+	_ "github.com/urldedupd/urldedupd/internal/bloomlayout"
 	"github.com/urldedupd/urldedupd/internal/format"
-	"github.com/urldedupd/urldedupd/internal/keyed"
+	_ "github.com/urldedupd/urldedupd/internal/keyed"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/redisstate"
 	"github.com/urldedupd/urldedupd/internal/shardfile"
 	"github.com/urldedupd/urldedupd/internal/signature"
@@ -20,7 +21,7 @@ import (
 // Decider is what front ends decide against: batches of signatures, and
 // how to ask for them.
 type Decider interface {
-	bitcheck.Decider
+	layout.Decider
 	// InFlight is how many batches a front end keeps in flight: 0 when
 	// the decider answers at once, in this process (decide each input as
 	// it comes); n ≥ 1 when it answers over a network (keep n batches in
@@ -73,16 +74,16 @@ type RemoteOptions struct {
 // RemoteOptions.InFlight is zero.
 const DefaultInFlight = 4
 
-// State is an open state: a directory, or Redis with or without a local
-// cache. It is safe for concurrent use; Close must not race with its use.
+// State is an open state: one layout (package layout) over one backend, a
+// directory, or Redis with or without a local cache (a directory in front
+// of it). It is safe for concurrent use; Close must not race with its use.
 type State struct {
-	dir      *shardfile.Dir   // the directory, or the remote state's local cache
-	set      *bitcheck.Set    // over dir, Bitmap layout
-	table    *keyed.Table     // over dir, Keyed layout
-	filter   *bloomlayout.Set // over dir, the Bloom family's layouts
-	key      *signature.Key   // Keyed layout
+	layout   layout.Layout
+	dir      *shardfile.Dir // the directory, or the remote state's local cache
+	local    layout.Local   // the layout over dir
+	key      *signature.Key // the keyed layouts'
 	redis    *redisstate.Redis
-	decider  bitcheck.Decider
+	decider  layout.Decider
 	meta     format.Meta
 	where    string
 	inFlight int
@@ -119,42 +120,25 @@ func Open(ctx context.Context, where string, opts *Options) (*State, error) {
 	}
 	s := &State{dir: d, meta: d.Meta(), where: where, key: d.Key()}
 	s.meta.Key = nil // the key file's key is s.key; Meta() never carries one
-	if s.decider, err = s.local(d); err != nil {
+	if s.decider, err = s.open(d); err != nil {
 		d.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// local returns the decider over an open directory, for its layout, and
-// keeps its Set or Table.
-func (s *State) local(d *shardfile.Dir) (bitcheck.Decider, error) {
-	shards := func() [][]byte {
-		sh := make([][]byte, format.Shards)
-		for i := range sh {
-			sh[i] = d.Shard(i)
-		}
-		return sh
+// open opens the layout of the state's metadata over d, and keeps it as
+// s.local.
+func (s *State) open(d *shardfile.Dir) (layout.Decider, error) {
+	l, err := layout.Lookup(d.Meta().Spec.Layout)
+	if err == nil {
+		s.layout = l
+		s.local, err = l.Open(d)
 	}
-	if d.Meta().Spec.Layout.Filter() {
-		f, err := bloomlayout.New(d.Meta(), shards(), bloomlayout.Options{
-			LockPath: filepath.Join(d.Path(), format.ShardName(0)), ReadOnly: d.ReadOnly(), Fault: d.Fault})
-		if err != nil {
-			return nil, fmt.Errorf("state: %s: %w", d.Path(), err)
-		}
-		s.filter = f
-		return f, nil
+	if err != nil {
+		return nil, fmt.Errorf("state: %s: %w", d.Path(), err)
 	}
-	if d.Meta().Spec.Layout == format.Keyed {
-		t, err := keyed.NewTable(shards(), d.ReadOnly())
-		if err != nil {
-			return nil, fmt.Errorf("state: %s: %w", d.Path(), err)
-		}
-		s.table = t
-		return keyed.NewSet(t, d.Fault), nil
-	}
-	s.set = bitcheck.New(d)
-	return s.set, nil
+	return s.local, nil
 }
 
 func (o *Options) dirOptions(spec *format.Spec, meta *format.Meta, readOnly bool) *shardfile.Options {
@@ -176,7 +160,13 @@ func openRemote(ctx context.Context, addr string, opts *Options) (*State, error)
 	if s.inFlight <= 0 {
 		s.inFlight = DefaultInFlight
 	}
-	if ro.Cache != "" && s.meta.Spec.Layout == format.DSBF {
+	if s.layout, err = layout.Lookup(s.meta.Spec.Layout); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("state: %s: %w", s.where, err)
+	}
+	// A layout that can only be copied whole (a DSBF) cannot be mirrored
+	// by setting locally what Redis has set.
+	if ro.Cache != "" && s.layout.Merge() == layout.MergeCopy {
 		r.Close()
 		return nil, fmt.Errorf("state: local cache %s: %w: a DSBF's leaves split where their own URLs reach a bound, so a local tree cannot mirror Redis's", ro.Cache, format.ErrLayout)
 	}
@@ -197,7 +187,7 @@ func openRemote(ctx context.Context, addr string, opts *Options) (*State, error)
 			r.Close()
 			return nil, fmt.Errorf("state: local cache %s: %w", ro.Cache, err)
 		}
-		local, err := s.local(d)
+		local, err := s.open(d)
 		if err != nil {
 			d.Close()
 			r.Close()
@@ -209,7 +199,7 @@ func openRemote(ctx context.Context, addr string, opts *Options) (*State, error)
 	return s, nil
 }
 
-// Decide decides a batch; see bitcheck.Decider.
+// Decide decides a batch; see layout.Decider.
 func (s *State) Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
 	return s.decider.Decide(ctx, sigs, seen, dryRun)
 }
@@ -243,8 +233,8 @@ func (s *State) NotStored() uint64 {
 	switch {
 	case s.redis != nil:
 		return s.redis.NotStored()
-	case s.table != nil:
-		return s.table.Counts().Full
+	case s.local != nil:
+		return s.local.NotStored()
 	}
 	return 0
 }
@@ -291,8 +281,8 @@ func (s *State) Close() error {
 	if s.redis != nil {
 		err = s.redis.Close()
 	}
-	if s.filter != nil {
-		err = errors.Join(err, s.filter.Close())
+	if s.local != nil {
+		err = errors.Join(err, s.local.Close())
 	}
 	if s.dir != nil {
 		err = errors.Join(err, s.dir.Close())
