@@ -10,6 +10,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/internal/api"
 	"github.com/urldedupd/urldedupd/internal/capture"
+	"github.com/urldedupd/urldedupd/internal/frontend"
 	"github.com/urldedupd/urldedupd/internal/state"
 )
 
@@ -61,12 +62,12 @@ func (m *metrics) watchAPI(s *api.Server) {
 
 // watchConns reports the API connections open and the accepts that
 // waited at the cap.
-func (m *metrics) watchConns(cl *connLimit) {
+func (m *metrics) watchConns(cl *frontend.ConnLimit) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "urldedupd_api_connections", Help: "API connections open, out of the configured limit (max-conns).",
-	}, func() float64 { return float64(cl.inUse()) }), prometheus.NewCounterFunc(prometheus.CounterOpts{
+	}, func() float64 { return float64(cl.InUse()) }), prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "urldedupd_api_connection_waits_total", Help: "Times every allowed API connection (max-conns) was open, so that a new one waited in the kernel's listen backlog.",
-	}, func() float64 { return float64(cl.waits.Load()) }))
+	}, func() float64 { return float64(cl.Waits()) }))
 }
 
 func codeLabel(code int) string {
