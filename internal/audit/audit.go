@@ -1,6 +1,12 @@
 // Package audit decides the HTTP requests found on the wire against the
 // bitmap and writes the audit records: by default each URL the first time
 // it is seen, or every request with its verdict, as text or JSON lines.
+//
+// There is one batching path: requests are queued in batches that go
+// through an inflight.Window of the state's depth (0 for a local state,
+// which answers at once). A live capture on a local state batches a few
+// milliseconds at most (LiveOptions), so that the Bloom-family layouts take
+// a lock per batch rather than per request.
 package audit
 
 import (
