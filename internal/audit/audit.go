@@ -252,12 +252,17 @@ func (l *Log) queue(r *capture.Request, sig signature.Signature) {
 }
 
 // expire sends the batch being filled once it is MaxDelay old: the timer's
-// function. A timer that fires for a batch already sent finds a younger
-// one (its own timer is set) or none.
+// function. A timer that fires for a batch already sent finds none, or a
+// younger one, whose time it sets again (it may have been stopped by
+// the send this call waited for).
 func (l *Log) expire() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed || l.err != nil || l.cur == nil || time.Since(l.cur.started) < l.maxDelay {
+	if l.closed || l.err != nil || l.cur == nil {
+		return
+	}
+	if age := time.Since(l.cur.started); age < l.maxDelay {
+		l.timer.Reset(l.maxDelay - age)
 		return
 	}
 	l.send()
