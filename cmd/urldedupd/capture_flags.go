@@ -244,7 +244,7 @@ func (o *captureOptions) start(ctx context.Context, g *globalOptions, stdout, st
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
-	log := audit.New(st, st.Signer(), w, format, o.dryRun, nil)
+	log := audit.New(st, st.Signer(), w, format, o.dryRun, audit.LiveOptions(st))
 	ctx, cancel := context.WithCancel(ctx)
 	log.OnError = func(error) { cancel() } // a failed decision or write ends the run
 	pipe := audit.NewPipeline(engOpts, log, w.Flush)

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/urldedupd/urldedupd/internal/frontend"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
 )
@@ -60,7 +60,7 @@ type Server struct {
 	b      *state.State
 	opts   Options
 	pool   pool
-	budget budget
+	budget *frontend.Budget
 
 	readMu   sync.Mutex // guards reading and draining
 	reading  map[*http.ResponseController]struct{}
@@ -94,8 +94,8 @@ func New(b *state.State, opts *Options) *Server {
 	if s.opts.MaxConns <= 0 {
 		s.opts.MaxConns = DefaultMaxConns
 	}
-	s.budget.init(s.opts.MaxInflightBytes, s.opts.MaxConns)
-	s.opts.MaxBody = min(s.opts.MaxBody, s.budget.pool)
+	s.budget = frontend.NewBudget(s.opts.MaxInflightBytes, s.opts.MaxConns)
+	s.opts.MaxBody = min(s.opts.MaxBody, s.budget.Pool())
 	if s.opts.BodyTimeout <= 0 {
 		s.opts.BodyTimeout = DefaultBodyTimeout
 	}
@@ -144,8 +144,7 @@ func (s *Server) authorized(r *http.Request) bool { return Authorized(r, s.opts.
 func Authorized(r *http.Request, token string) bool {
 	const prefix = "Bearer "
 	h := r.Header.Get("Authorization")
-	return len(h) > len(prefix) && h[:len(prefix)] == prefix &&
-		subtle.ConstantTimeCompare([]byte(h[len(prefix):]), []byte(token)) == 1
+	return len(h) > len(prefix) && h[:len(prefix)] == prefix && frontend.TokenMatches(h[len(prefix):], token)
 }
 
 // RequireToken wraps h so that requests without the bearer token get 401,
@@ -272,9 +271,9 @@ func (s *Server) parseBatch(w http.ResponseWriter, b *batch, isJSON bool) int {
 	}
 	most := int64(min(n, s.opts.MaxBatch+1)) * urlCost
 	if err := s.charge(b, most); err != nil {
-		if b.charged+most > s.budget.most() { // retrying would never help
+		if b.charged+most > s.budget.Most() { // retrying would never help
 			return fail(w, http.StatusRequestEntityTooLarge, "batch of %d bytes (up to %d URLs) needs at least %d bytes in flight (its body and %d a URL), over the limit of %d for one request: send smaller batches",
-				len(b.body), n, b.charged+most, urlCost, s.budget.most())
+				len(b.body), n, b.charged+most, urlCost, s.budget.Most())
 		}
 		return s.busy(w)
 	}

@@ -7,9 +7,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/frontend"
 )
 
 // Reading a body under the server's budget: a request takes its share of
@@ -29,66 +29,9 @@ var (
 	errDrained = errors.New("server shutting down")
 )
 
-// budget counts the bytes that requests hold, across the server. A fifth
-// of it is kept in equal shares, one for each connection (Options.MaxConns,
-// and HTTP/1.1 serves one request at a time on a connection): the first
-// share bytes a request holds are its own, which no other request can
-// take. What requests hold beyond their shares comes from the other four
-// fifths, the pool, first come first served. So stalled uploads, however
-// many, fill at most the pool and their own shares, and a small request
-// (one within its share) is answered at once. The whole is still a hard
-// cap, should more requests than MaxConns be served at once.
-type budget struct {
-	limit int64 // all of it
-	share int64 // what a request may hold outside the pool
-	pool  int64 // what requests hold beyond their shares, together
-
-	mu     sync.Mutex
-	pooled int64        // held in the pool; guarded by mu
-	used   atomic.Int64 // held in all; changed under mu
-}
-
-func (bg *budget) init(limit int64, conns int) {
-	bg.limit = limit
-	bg.share = limit / 5 / int64(conns)
-	bg.pool = limit - limit/5
-}
-
-// inPool is how much of a change of n bytes (negative: given back) to a
-// request holding held falls in the pool.
-func (bg *budget) inPool(held, n int64) int64 {
-	return max(held+n-bg.share, 0) - max(held-bg.share, 0)
-}
-
-// take takes n bytes for a request holding held.
-func (bg *budget) take(held, n int64) bool {
-	p := bg.inPool(held, n)
-	bg.mu.Lock()
-	defer bg.mu.Unlock()
-	u := bg.used.Load()
-	if u+n > bg.limit || bg.pooled+p > bg.pool {
-		return false
-	}
-	bg.used.Store(u + n)
-	bg.pooled += p
-	return true
-}
-
-// give gives back n of the bytes a request holding held holds.
-func (bg *budget) give(held, n int64) {
-	p := bg.inPool(held, -n)
-	bg.mu.Lock()
-	bg.used.Add(-n)
-	bg.pooled += p
-	bg.mu.Unlock()
-}
-
-// most is the most one request may hold: its share and all of the pool.
-func (bg *budget) most() int64 { return bg.share + bg.pool }
-
 // charge takes n bytes of the budget for b's request.
 func (s *Server) charge(b *batch, n int64) error {
-	if !s.budget.take(b.charged, n) {
+	if !s.budget.Take(b.charged, n) {
 		return errBusy
 	}
 	b.charged += n
@@ -98,7 +41,7 @@ func (s *Server) charge(b *batch, n int64) error {
 // refund gives back n of the bytes b's request holds.
 func (s *Server) refund(b *batch, n int64) {
 	n = min(n, b.charged)
-	s.budget.give(b.charged, n)
+	s.budget.Give(b.charged, n)
 	b.charged -= n
 }
 
@@ -148,7 +91,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, b *batch) int 
 func (s *Server) busy(w http.ResponseWriter) int {
 	w.Header().Set("Retry-After", retryAfter)
 	return fail(w, http.StatusServiceUnavailable, "%d bytes of request bodies in flight, over the limit of %d (beyond its own %d, a request shares %d with the others): retry later",
-		s.budget.used.Load(), s.budget.limit, s.budget.share, s.budget.pool)
+		s.budget.Used(), s.budget.Limit(), s.budget.Share(), s.budget.Pool())
 }
 
 // longAgo is a read deadline that has passed.
@@ -182,8 +125,8 @@ func (s *Server) readLength(r io.Reader, b *batch, cl int64) error {
 // given back, so that a small chunked body stays within its share.
 func (s *Server) readChunked(r io.Reader, b *batch, limit int64) error {
 	first := int64(minStep)
-	if s.budget.share > 0 {
-		first = min(first, s.budget.share)
+	if share := s.budget.Share(); share > 0 {
+		first = min(first, share)
 	}
 	for {
 		if int64(len(b.body)) == b.charged {
@@ -252,4 +195,7 @@ func (s *Server) Drain() {
 }
 
 // InflightBytes is how much of Options.MaxInflightBytes requests hold now.
-func (s *Server) InflightBytes() int64 { return s.budget.used.Load() }
+func (s *Server) InflightBytes() int64 { return s.budget.Used() }
+
+// Budget is the server's in-flight byte budget, for metrics.
+func (s *Server) Budget() *frontend.Budget { return s.budget }

@@ -1,6 +1,11 @@
 // Package api serves the urldedupd decision over HTTP/1.1, for crawlers and
 // other local processes that do not link Go code.
 //
+// Server is the handler; FrontEnd is the HTTP server around it, a
+// frontend.FrontEnd the daemon runs (listeners, connection limit, drain
+// and shutdown). The in-flight byte budget, the connection limit and the
+// token check are package frontend's, shared with other front ends.
+//
 // # Endpoints
 //
 //	POST /v1/check[?dry_run=1]  a batch of URLs: newline-separated text

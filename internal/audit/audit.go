@@ -1,6 +1,12 @@
 // Package audit decides the HTTP requests found on the wire against the
 // bitmap and writes the audit records: by default each URL the first time
 // it is seen, or every request with its verdict, as text or JSON lines.
+//
+// There is one batching path: requests are queued in batches that go
+// through an inflight.Window of the state's depth (0 for a local state,
+// which answers at once). A live capture on a local state batches a few
+// milliseconds at most (LiveOptions), so that the Bloom-family layouts take
+// a lock per batch rather than per request.
 package audit
 
 import (
@@ -9,6 +15,7 @@ import (
 	"io"
 	"net/netip"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -57,16 +64,23 @@ var CountsCounters = counter.Table[Counts]{
 	{Name: "invalid_urls", Help: "URLs that could not be normalized (signed raw)", Text: "invalid URLs", Field: func(c *Counts) *uint64 { return &c.Invalid }},
 }
 
-// Log decides requests and writes the records. It is not safe for
-// concurrent use.
+// Log decides requests and writes the records.
 //
-// Against a Decider that answers at once (InFlight 0: a local state) each
-// request is decided as it comes. Against one that answers in batches
-// (Redis), requests are decided in batches with InFlight batches in flight
-// (see package inflight), and their records are written when the answers
-// come back, in the order the requests came: call Flush when the input
-// pauses, and at the end.
+// There is one path for every state: requests are queued in batches, and a
+// batch goes through an inflight.Window of the state's depth (InFlight: 0
+// for a local state, which answers at once; n for Redis) when it is full
+// or Options.MaxDelay after its first request, whichever comes first. Its
+// records are written when its answers come back, in the order the
+// requests came: at once at depth 0, else on a later Request or Flush
+// (call Flush when the input pauses, and Close at the end).
+//
+// When a batch holds more than one request, a timer sends it MaxDelay
+// after its first request even if no further request comes, so that no
+// request waits longer than that to be decided; its records are then
+// written from the timer's goroutine. The Log's methods may be called from
+// one goroutine at a time; the Log locks against its own timer.
 type Log struct {
+	mu     sync.Mutex // guards all below against the timer
 	dec    state.Decider
 	signer *signature.Signer
 	w      io.Writer
@@ -74,29 +88,51 @@ type Log struct {
 	dryRun bool
 	buf    []byte
 	err    error
+	closed bool
 
-	// At once only: the batch of one.
-	one     [1]signature.Signature
-	oneSeen [1]bool
-
-	// In batches only.
 	win      *inflight.Window[*batch]
 	free     []*batch
 	cur      *batch
 	maxDelay time.Duration
+	timer    *time.Timer // sends a batch MaxDelay after its first request; nil for batches of one
 
 	// OnError, when set, is called once, with the first error (a write
-	// or a decision that failed): the moment to stop the capture.
+	// or a decision that failed): the moment to stop the capture. It may
+	// be called from the timer's goroutine.
 	OnError func(error)
 
+	// Counts are the requests decided. Read them after Close, or with
+	// CountsNow while the Log runs.
 	Counts Counts
 }
 
-// Options configure a Log over a Decider that answers in batches. A nil
-// *Options means the defaults.
+// Options configure how a Log batches. A nil *Options means the defaults.
 type Options struct {
-	Batch    int           // requests per batch; default 1000
-	MaxDelay time.Duration // longest a request waits for its batch to be sent; default 100 ms
+	// Batch is the most requests per batch; default 1000 against a
+	// remote state, 1 (each request decided as it comes) against a local
+	// one.
+	Batch int
+	// MaxDelay is the longest a request waits for its batch to be sent;
+	// default 100 ms.
+	MaxDelay time.Duration
+}
+
+// Live batching against a local state (LiveOptions): a Bloom-family layout
+// takes a lock per batch, so a live capture decides in batches of up to
+// LiveBatch requests, none held longer than LiveMaxDelay.
+const (
+	LiveBatch    = 128
+	LiveMaxDelay = 2 * time.Millisecond
+)
+
+// LiveOptions are the options for a capture against d: small batches
+// bounded by LiveMaxDelay for a local state, the defaults for a remote
+// one.
+func LiveOptions(d state.Decider) *Options {
+	if d.InFlight() == 0 {
+		return &Options{Batch: LiveBatch, MaxDelay: LiveMaxDelay}
+	}
+	return nil
 }
 
 // batch is requests copied out of the engine, waiting for their answers.
@@ -121,35 +157,49 @@ type record struct {
 }
 
 // New returns a Log deciding against d and writing to w. With dryRun it
-// tests without setting. opts matter only when d answers in batches
-// (d.InFlight() ≥ 1).
+// tests without setting. opts set the batches (see Options).
 func New(d state.Decider, signer *signature.Signer, w io.Writer, format Format, dryRun bool, opts *Options) *Log {
 	l := &Log{dec: d, signer: signer, w: w, format: format, dryRun: dryRun, buf: make([]byte, 0, 512)}
-	inFlight := d.InFlight()
-	if inFlight == 0 {
-		return l
-	}
+	depth := d.InFlight()
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	if o.Batch <= 0 {
 		o.Batch = 1000
+		if depth == 0 {
+			o.Batch = 1
+		}
 	}
 	if o.MaxDelay <= 0 {
 		o.MaxDelay = 100 * time.Millisecond
 	}
 	l.maxDelay = o.MaxDelay
-	l.win = inflight.NewWindow[*batch](context.Background(), d, inFlight, dryRun)
-	for range inFlight + 1 {
+	l.win = inflight.NewWindow[*batch](context.Background(), d, depth, dryRun)
+	for range max(depth, 1) + 1 { // the window full, and one being filled
 		l.free = append(l.free, &batch{sigs: make([]signature.Signature, 0, o.Batch),
 			seen: make([]bool, o.Batch), reqs: make([]record, 0, o.Batch), data: make([]byte, 0, 64*o.Batch)})
+	}
+	if o.Batch > 1 {
+		l.timer = time.AfterFunc(time.Hour, l.expire)
+		l.timer.Stop()
 	}
 	return l
 }
 
 // Err returns the first error; after it, nothing more is decided or written.
-func (l *Log) Err() error { return l.err }
+func (l *Log) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// CountsNow returns the counts so far, while the Log may be running.
+func (l *Log) CountsNow() Counts {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.Counts
+}
 
 func (l *Log) fail(err error) {
 	if l.err == nil {
@@ -160,10 +210,13 @@ func (l *Log) fail(err error) {
 	}
 }
 
-// Request decides one request, or queues it for a batch, and writes its
-// record. It is the emit function for a capture.Engine.
+// Request queues one request, sends its batch when it is full, and writes
+// the records of the batches whose answers are back. It is the emit
+// function for a capture.Engine.
 func (l *Log) Request(r *capture.Request) {
-	if l.err != nil {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil || l.closed {
 		return
 	}
 	l.Counts.Requests++
@@ -171,16 +224,7 @@ func (l *Log) Request(r *capture.Request) {
 	if !ok {
 		l.Counts.Invalid++
 	}
-	if l.win != nil {
-		l.queue(r, sig)
-		return
-	}
-	l.one[0] = sig
-	if err := l.dec.Decide(context.Background(), l.one[:], l.oneSeen[:], l.dryRun); err != nil {
-		l.fail(err) // a shard truncated under us: an error, not SIGBUS
-		return
-	}
-	l.write(r, l.oneSeen[0])
+	l.queue(r, sig)
 }
 
 // queue adds a request to the current batch, sends the batch when it is
@@ -191,8 +235,11 @@ func (l *Log) queue(r *capture.Request, sig signature.Signature) {
 		b = l.free[len(l.free)-1]
 		l.free = l.free[:len(l.free)-1]
 		b.sigs, b.reqs, b.data = b.sigs[:0], b.reqs[:0], b.data[:0]
-		b.started = time.Now()
 		l.cur = b
+		if l.timer != nil {
+			b.started = time.Now()
+			l.timer.Reset(l.maxDelay)
+		}
 	}
 	rec := record{time: r.Time, src: r.Src, dst: r.Dst, proto: r.Proto, ech: r.Hello.ECH, tunnel: r.Tunnel, encap: r.Encap}
 	b.data = append(b.data, r.Method...)
@@ -207,9 +254,27 @@ func (l *Log) queue(r *capture.Request, sig signature.Signature) {
 	rec.versions = len(b.data)
 	b.reqs = append(b.reqs, rec)
 	b.sigs = append(b.sigs, sig)
-	if len(b.sigs) == cap(b.sigs) || time.Since(b.started) >= l.maxDelay {
+	if len(b.sigs) == cap(b.sigs) || l.timer != nil && time.Since(b.started) >= l.maxDelay {
 		l.send()
 	}
+	l.drain(false)
+}
+
+// expire sends the batch being filled once it is MaxDelay old: the timer's
+// function. A timer that fires for a batch already sent finds none, or a
+// younger one, whose time it sets again (it may have been stopped by
+// the send this call waited for).
+func (l *Log) expire() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || l.err != nil || l.cur == nil {
+		return
+	}
+	if age := time.Since(l.cur.started); age < l.maxDelay {
+		l.timer.Reset(l.maxDelay - age)
+		return
+	}
+	l.send()
 	l.drain(false)
 }
 
@@ -221,6 +286,9 @@ func (l *Log) send() {
 		return
 	}
 	l.cur = nil
+	if l.timer != nil {
+		l.timer.Stop()
+	}
 	if l.win.Full() {
 		l.recv()
 	}
@@ -259,22 +327,46 @@ func (l *Log) recv() {
 }
 
 // Flush sends the batch being filled and writes every batch in flight: for
-// when the input pauses, and at the end. It does nothing when requests
-// are decided at once.
+// when the input pauses, and at the end.
 func (l *Log) Flush() {
-	if l.win == nil || l.err != nil {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flush()
+}
+
+// FlushWith flushes as Flush does, then calls out (the output's own
+// flush; nil for none), both under the Log's lock: the timer may write
+// to the output at any moment.
+func (l *Log) FlushWith(out func() error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flush()
+	if out != nil {
+		_ = out() // a write that fails is reported on the next write
+	}
+}
+
+func (l *Log) flush() {
+	if l.err != nil || l.closed {
 		return
 	}
 	l.send()
 	l.drain(true)
 }
 
-// Close flushes and stops the goroutines of a Log deciding in batches.
+// Close flushes and stops the Log's timer and goroutines.
 func (l *Log) Close() error {
-	if l.win != nil {
-		l.Flush()
-		l.win.Close()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return l.err
 	}
+	l.flush()
+	l.closed = true
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	l.win.Close()
 	return l.err
 }
 

@@ -14,6 +14,10 @@ type Recorder interface {
 	Request(*capture.Request)
 	// Flush writes what has been decided, for when the input pauses.
 	Flush()
+	// FlushWith flushes, then calls out (the output's flush, or nil),
+	// under the lock that guards the output against the Recorder's
+	// timer.
+	FlushWith(out func() error)
 }
 
 var _ Recorder = (*Log)(nil)
@@ -36,12 +40,7 @@ type Pipeline struct {
 // called, so that records are written while the wire is quiet.
 func NewPipeline(opts *capture.Options, rec Recorder, flush func() error) *Pipeline {
 	eng := capture.NewEngine(opts, rec.Request)
-	eng.Idle = func() {
-		rec.Flush()
-		if flush != nil {
-			_ = flush() // a write that fails is the Recorder's to report, on its next write
-		}
-	}
+	eng.Idle = func() { rec.FlushWith(flush) }
 	return &Pipeline{Engine: eng}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/internal/api"
 	"github.com/urldedupd/urldedupd/internal/capture"
+	"github.com/urldedupd/urldedupd/internal/frontend"
 	"github.com/urldedupd/urldedupd/internal/state"
 )
 
@@ -73,8 +74,8 @@ const (
 
 // Errors of New.
 var (
-	ErrRemoteNeedsFlag  = errors.New("listening on a non-loopback address needs remote access allowed")
-	ErrRemoteNeedsToken = errors.New("listening on a non-loopback address needs a bearer token")
+	ErrRemoteNeedsFlag  = frontend.ErrRemoteNeedsFlag
+	ErrRemoteNeedsToken = frontend.ErrRemoteNeedsToken
 	ErrSocketInUse      = errors.New("socket is in use by a running process")
 	// ErrSocketPathTaken is returned when the socket path is a file,
 	// directory or anything else that is not a socket.
@@ -95,6 +96,7 @@ type Daemon struct {
 	socket    os.FileInfo // the socket file as made, so that exit removes it and no other
 	metrics   *daemonMetrics
 	log       *slog.Logger
+	limits    []*frontend.ConnLimit // the front ends' connection limits
 }
 
 // New opens the capture sources and the listeners. The API and the
@@ -169,24 +171,7 @@ func (c *Config) Check() error {
 }
 
 func checkListen(cfg *Config) error {
-	host, port, err := net.SplitHostPort(cfg.Listen)
-	if err == nil {
-		// A number, or a service named in /etc/services: no network asked.
-		_, err = net.DefaultResolver.LookupPort(context.Background(), "tcp", port)
-	}
-	if err != nil {
-		return fmt.Errorf("daemon: listen %q: %w", cfg.Listen, err)
-	}
-	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	switch {
-	case !cfg.AllowRemote:
-		return fmt.Errorf("daemon: listen %s: %w", cfg.Listen, ErrRemoteNeedsFlag)
-	case cfg.Token == "":
-		return fmt.Errorf("daemon: listen %s: %w", cfg.Listen, ErrRemoteNeedsToken)
-	}
-	return nil
+	return frontend.CheckListen(cfg.Listen, cfg.AllowRemote, cfg.Token)
 }
 
 // Close closes the sources and listeners New opened (a listener's close
@@ -201,40 +186,16 @@ func (d *Daemon) Close() {
 	}
 }
 
-// Run serves until ctx ends: then it stops the sources, stops the API
-// (requests being decided get ShutdownTimeout; slow clients are cut off,
-// which is not an error), flushes the event log and syncs the state.
-// SIGHUP reopens the event log.
+// Run serves until ctx ends: then it stops the sources, drains and shuts
+// down the front ends (requests being decided get ShutdownTimeout; slow
+// clients are cut off, which is not an error), flushes the event log and
+// syncs the state. SIGHUP reopens the event log.
 func (d *Daemon) Run(ctx context.Context) error {
-	apiOpts := d.cfg.API
-	apiOpts.Token = d.cfg.Token
-	apiOpts.Observe = d.metrics.observe
-	apiOpts.MaxConns = d.cfg.MaxConns // a share of the in-flight bytes is kept for each connection
-	if apiOpts.MaxConns <= 0 {
-		apiOpts.MaxConns = DefaultMaxConns
-	}
-	mux := http.NewServeMux()
-	apiSrv := api.New(d.state, &apiOpts)
-	d.metrics.watchAPI(apiSrv)
-	apiHandler := apiSrv.Handler()
-	mux.Handle("/v1/", apiHandler)
-	mux.Handle("/healthz", apiHandler)
-	mux.Handle("/metrics", api.RequireToken(d.cfg.Token, d.metrics.reg))
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: orDefault(d.cfg.HeaderTimeout, DefaultHeaderTimeout),
-		IdleTimeout:       orDefault(d.cfg.IdleTimeout, DefaultIdleTimeout),
-		MaxHeaderBytes:    MaxHeaderBytes,
-	}
-	conns := newAPIConns()
-	conns.install(srv)
-	limit := newConnLimit(apiOpts.MaxConns)
-	d.metrics.watchConns(limit)
-
+	fes := d.frontEnds()
 	srcCtx, stopSources := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); releaseMemory(srcCtx, conns) }()
+	go func() { defer wg.Done(); releaseMemory(srcCtx, d.connCounts) }()
 	for _, s := range d.sources {
 		wg.Add(1)
 		go func() {
@@ -242,10 +203,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 			s.run(srcCtx, d.state, d.cfg.Events, &d.cfg.Capture, d.log)
 		}()
 	}
-	serveErr := make(chan error, len(d.listeners))
-	for _, l := range d.listeners {
-		d.log.Info("API listening", "addr", l.Addr().String())
-		go func() { serveErr <- srv.Serve(limit.listener(l)) }()
+	serveErr := make(chan error, len(fes))
+	for _, fe := range fes {
+		go func() {
+			if err := fe.Serve(ctx); err != nil {
+				serveErr <- fmt.Errorf("%s: %w", fe.Name(), err)
+			}
+		}()
 	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -269,17 +233,14 @@ loop:
 		case now := <-flush.C:
 			_ = d.cfg.Events.Flush()
 			eventsReport.check(d.cfg.Events, d.log, now)
-		case e := <-serveErr:
-			if !errors.Is(e, http.ErrServerClosed) {
-				err = e
-				break loop
-			}
+		case err = <-serveErr:
+			break loop
 		}
 	}
 	d.log.Info("shutting down")
 	stopSources()
 	wg.Wait()
-	err = errors.Join(err, d.shutdownAPI(srv, apiSrv, conns), d.cfg.Events.Flush())
+	err = errors.Join(err, d.shutdown(fes), d.cfg.Events.Flush())
 	err = errors.Join(err, d.state.Sync())
 	if d.afterSync != nil {
 		err = errors.Join(err, d.afterSync())
@@ -297,39 +258,77 @@ loop:
 	return err
 }
 
+// frontEnds makes the daemon's front ends, each on the listeners New
+// opened for it. To add a front end: its package, its listeners in open,
+// and one line here.
+func (d *Daemon) frontEnds() []frontend.FrontEnd {
+	return []frontend.FrontEnd{
+		d.apiFrontEnd(),
+	}
+}
+
+// apiFrontEnd is the HTTP API, with the metrics at /metrics.
+func (d *Daemon) apiFrontEnd() *api.FrontEnd {
+	apiOpts := d.cfg.API
+	apiOpts.Token = d.cfg.Token
+	apiOpts.Observe = d.metrics.observe
+	apiOpts.MaxConns = d.cfg.MaxConns // a share of the in-flight bytes is kept for each connection
+	if apiOpts.MaxConns <= 0 {
+		apiOpts.MaxConns = DefaultMaxConns
+	}
+	limit := frontend.NewConnLimit(apiOpts.MaxConns)
+	fe := api.NewFrontEnd(d.state, &apiOpts, &api.FrontEndConfig{
+		Listeners:      d.listeners,
+		Routes:         map[string]http.Handler{"/metrics": d.metrics.reg},
+		HeaderTimeout:  orDefault(d.cfg.HeaderTimeout, DefaultHeaderTimeout),
+		IdleTimeout:    orDefault(d.cfg.IdleTimeout, DefaultIdleTimeout),
+		MaxHeaderBytes: MaxHeaderBytes,
+		Limit:          limit,
+		Logger:         d.log,
+	})
+	d.metrics.watchAPI(fe.Server())
+	d.metrics.watchConns(limit)
+	d.limits = append(d.limits, limit)
+	return fe
+}
+
+// connCounts sums the front ends' connections open now and their peaks.
+func (d *Daemon) connCounts() (now, peak int) {
+	for _, l := range d.limits {
+		n, p := l.Counts()
+		now, peak = now+n, peak+p
+	}
+	return now, peak
+}
+
+// shutdown drains every front end, then shuts them down together within
+// the grace.
+func (d *Daemon) shutdown(fes []frontend.FrontEnd) error {
+	for _, fe := range fes {
+		fe.Drain()
+	}
+	ctx, cancel := frontend.WithGrace(context.Background(), orDefault(d.cfg.ShutdownTimeout, DefaultShutdownTimeout))
+	defer cancel()
+	errs := make([]error, len(fes))
+	var wg sync.WaitGroup
+	for i, fe := range fes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fe.Shutdown(ctx); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", fe.Name(), err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // sameSocket reports whether fi is the socket file made: the same inode,
 // and the same time of change (an inode freed by the listener's close may
 // be reused at once for another socket).
 func sameSocket(fi, made os.FileInfo) bool {
 	return made != nil && os.SameFile(fi, made) && fi.ModTime().Equal(made.ModTime())
-}
-
-// shutdownAPI stops the API: requests still receiving their body are
-// answered 503 at once, connections with no request being served (idle,
-// silent, or still sending a request's head) are closed, and requests
-// being decided get the grace to finish; connections still open after it
-// are closed. Cutting clients off is not an error.
-func (d *Daemon) shutdownAPI(srv *http.Server, apiSrv *api.Server, conns *apiConns) error {
-	apiSrv.Drain()
-	grace := orDefault(d.cfg.ShutdownTimeout, DefaultShutdownTimeout)
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- srv.Shutdown(ctx) }()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		conns.closeWaiting() // again while Shutdown runs: a connection may have been accepted meanwhile
-		select {
-		case err := <-done:
-			if errors.Is(err, context.DeadlineExceeded) {
-				d.log.Warn("closing API connections still open after the shutdown grace", "grace", grace)
-				err = srv.Close()
-			}
-			return err
-		case <-tick.C:
-		}
-	}
 }
 
 func orDefault(d, def time.Duration) time.Duration {

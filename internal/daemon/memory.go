@@ -13,7 +13,7 @@ import (
 // resident until the next collection, which a quiet daemon does not run
 // for 2 minutes, and the runtime's scavenger returns freed pages slowly.
 // Every releaseEvery, off the request path, memory is given back when
-// releaseConns or more API connections closed since the last look, when
+// releaseConns or more front-end connections closed since the last look, when
 // releaseOver bytes or more are free but resident, or when no collection
 // ran since the last look while the heap grew that much over what was
 // live after the last release.
@@ -23,8 +23,9 @@ const (
 	releaseConns = 256
 )
 
-// releaseMemory runs until ctx ends.
-func releaseMemory(ctx context.Context, conns *apiConns) {
+// releaseMemory runs until ctx ends. conns returns the front ends'
+// connections open now and the most open at once since its last call.
+func releaseMemory(ctx context.Context, conns func() (now, peak int)) {
 	s := []rtmetrics.Sample{
 		{Name: "/memory/classes/heap/free:bytes"},
 		{Name: "/memory/classes/heap/unused:bytes"},
@@ -51,7 +52,7 @@ func releaseMemory(ctx context.Context, conns *apiConns) {
 		case <-tick.C:
 		}
 		idle, objects, cycles := read()
-		now, peak := conns.counts()
+		now, peak := conns()
 		if peak-now >= releaseConns || idle >= releaseOver || cycles == lastCycles && objects >= live+releaseOver {
 			// Twice: the first collection only moves what sync.Pools hold
 			// (net/http's per-connection buffers) to their victim caches.

@@ -10,6 +10,7 @@ import (
 	"github.com/urldedupd/urldedupd/internal/audit"
 	"github.com/urldedupd/urldedupd/internal/capture"
 	"github.com/urldedupd/urldedupd/internal/counter"
+	"github.com/urldedupd/urldedupd/internal/frontend"
 	"github.com/urldedupd/urldedupd/internal/metrics"
 	"github.com/urldedupd/urldedupd/internal/state"
 )
@@ -63,12 +64,12 @@ func (m *daemonMetrics) watchAPI(s *api.Server) {
 
 // watchConns reports the API connections open and the accepts that
 // waited at the cap.
-func (m *daemonMetrics) watchConns(cl *connLimit) {
+func (m *daemonMetrics) watchConns(cl *frontend.ConnLimit) {
 	m.reg.Register(func(w *metrics.Writer) {
 		w.Family("urldedupd_api_connections", metrics.Gauge, "API connections open, out of the configured limit (max-conns).")
-		w.Sample("urldedupd_api_connections", float64(cl.inUse()))
+		w.Sample("urldedupd_api_connections", float64(cl.InUse()))
 		w.Family("urldedupd_api_connection_waits_total", metrics.Counter, "Times every allowed API connection (max-conns) was open, so that a new one waited in the kernel's listen backlog.")
-		w.Sample("urldedupd_api_connection_waits_total", float64(cl.waits.Load()))
+		w.Sample("urldedupd_api_connection_waits_total", float64(cl.Waits()))
 	})
 }
 

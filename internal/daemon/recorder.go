@@ -44,8 +44,12 @@ func (r *recorder) Request(req *capture.Request) {
 }
 
 // Flush writes what has been decided, for when the input pauses.
-func (r *recorder) Flush() {
-	r.log.Flush()
+func (r *recorder) Flush() { r.FlushWith(nil) }
+
+// FlushWith flushes, then calls out (the event log's flush) under the
+// audit log's lock.
+func (r *recorder) FlushWith(out func() error) {
+	r.log.FlushWith(out)
 	if r.log.Err() != nil {
 		r.restart()
 	}
@@ -67,7 +71,7 @@ func (r *recorder) restart() {
 }
 
 // Counts returns the requests decided so far, by every audit log.
-func (r *recorder) Counts() audit.Counts { return addCounts(r.done, r.log.Counts) }
+func (r *recorder) Counts() audit.Counts { return addCounts(r.done, r.log.CountsNow()) }
 
 // Close decides and writes what is still queued. Its error is that of a
 // last decision that failed; those requests are counted undecided.

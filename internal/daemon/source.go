@@ -104,7 +104,7 @@ func (s *source) run(ctx context.Context, st *state.State, events *EventLog, opt
 	defer s.live.Close()
 	signer := st.Signer()
 	rec := newRecorder(func() *audit.Log {
-		return audit.New(st, signer, events, audit.NewJSON, false, nil)
+		return audit.New(st, signer, events, audit.NewJSON, false, audit.LiveOptions(st))
 	}, s.cfg.Iface, log)
 	s.up.Store(true)
 	s.log = log

@@ -1,6 +1,6 @@
 // Package inflight keeps several batches of decisions in flight to a remote
 // backend, such as Redis, and hands the answers back in the order the
-// batches were sent.
+// batches were sent; at depth 0 it answers at once, for a local state.
 //
 // A round trip to a remote bitmap costs far more than the bits it sets, so
 // a front end that waits for each batch before sending the next leaves both
@@ -19,4 +19,12 @@
 // duplicate of the first and is answered so without a round trip. The
 // answers are the ones a single sequential client would have received.
 // In a dry run nothing is set, order cannot matter, and everything is sent.
+//
+// # Depth zero
+//
+// A local state answers at once: a Window of depth 0 decides each batch in
+// Send, in the caller's goroutine, and holds it for Recv. Front ends
+// (filter, the capture pipeline) thus have one loop, Send then Recv, for
+// every state; the depth (state.Decider's InFlight) is the only
+// difference.
 package inflight

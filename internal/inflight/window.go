@@ -12,11 +12,19 @@ import (
 // A Window sends batches of signatures to a Decider with up to its depth in
 // flight and returns their answers in order. Each batch carries a tag of
 // type T, returned with its answers, by which the caller knows what the
-// batch was. A Window is used by one goroutine; it runs its own.
+// batch was. A Window is used by one goroutine; at a depth of 1 or more it
+// runs its own.
+//
+// At depth 0 a Window answers at once: Send decides the batch in the
+// calling goroutine, and the batch waits for its Recv (Ready is true at
+// once); one batch is held at a time. That is the right depth for a local
+// state, whose answers cost less than a hand-over to another goroutine,
+// and it lets a caller have one loop for every state.
 type Window[T any] struct {
 	d      bitcheck.Decider
 	ctx    context.Context
 	dryRun bool
+	atOnce bool // depth 0: Send decides in the caller's goroutine
 
 	slots []slot[T]
 	head  int // oldest batch in flight
@@ -53,11 +61,16 @@ type slot[T any] struct {
 	done chan struct{}
 }
 
-// NewWindow returns a Window of the given depth (at least 1) over d. Its
-// batches are decided with ctx, and only tested when dryRun. Close it to
-// stop its goroutines.
+// NewWindow returns a Window of the given depth over d: 0 (or less)
+// answers at once, in Send; 1 or more keeps that many batches in flight,
+// each decided in a goroutine of the Window's. Its batches are decided
+// with ctx, and only tested when dryRun. Close it to stop its goroutines.
 func NewWindow[T any](ctx context.Context, d bitcheck.Decider, depth int, dryRun bool) *Window[T] {
-	depth = max(depth, 1)
+	if depth <= 0 {
+		w := &Window[T]{d: d, ctx: ctx, dryRun: dryRun, atOnce: true, slots: make([]slot[T], 1)}
+		w.slots[0].done = make(chan struct{}, 1)
+		return w
+	}
 	w := &Window[T]{d: d, ctx: ctx, dryRun: dryRun, slots: make([]slot[T], depth),
 		work: make(chan *slot[T], depth), owner: make(map[signature.Signature]struct{}, 1024)}
 	for i := range w.slots {
@@ -76,6 +89,14 @@ func (w *Window[T]) worker() {
 		s.err = w.d.Decide(w.ctx, s.sub, s.ans, w.dryRun)
 		s.done <- struct{}{}
 	}
+}
+
+// Depth returns the window's depth: 0 when it answers at once.
+func (w *Window[T]) Depth() int {
+	if w.atOnce {
+		return 0
+	}
+	return len(w.slots)
 }
 
 // Len returns the number of batches in flight.
@@ -98,6 +119,14 @@ func (w *Window[T]) Send(sigs []signature.Signature, seen []bool, tag T) {
 	s := &w.slots[(w.head+w.n)%len(w.slots)]
 	w.n++
 	s.tag, s.sigs, s.seen, s.err = tag, sigs, seen, nil
+	if w.atOnce {
+		// One caller deciding in turn: the state's own answers are those
+		// of a sequential client, repeats within the batch included.
+		s.err = w.d.Decide(w.ctx, sigs, seen, w.dryRun)
+		w.Stats.Sent += uint64(len(sigs))
+		s.done <- struct{}{}
+		return
+	}
 	s.idx, s.sub = s.idx[:0], s.sub[:0]
 	for i, sig := range sigs {
 		if !w.dryRun {
@@ -134,6 +163,12 @@ func (w *Window[T]) Recv() (T, error) {
 	<-s.done
 	w.head = (w.head + 1) % len(w.slots)
 	w.n--
+	if w.atOnce {
+		tag := s.tag
+		var zero T
+		s.tag, s.sigs, s.seen = zero, nil, nil
+		return tag, s.err
+	}
 	if !w.dryRun {
 		for _, sig := range s.sub {
 			delete(w.owner, sig)
@@ -155,6 +190,9 @@ func (w *Window[T]) Recv() (T, error) {
 func (w *Window[T]) Close() {
 	for w.n > 0 {
 		w.Recv()
+	}
+	if w.atOnce {
+		return
 	}
 	close(w.work)
 	w.wg.Wait()

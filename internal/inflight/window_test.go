@@ -88,7 +88,7 @@ func TestWindowAnswersAsSequential(t *testing.T) {
 	sigs := stream(200_000)
 	want := make([]bool, len(sigs))
 	newSet(t).TestAndSetBatch(sigs, want)
-	for _, depth := range []int{1, 2, 8} {
+	for _, depth := range []int{0, 1, 2, 8} {
 		d := &slow{set: newSet(t)}
 		got, _, err := decide(t, d, sigs, 1000, depth, false)
 		if err != nil {
@@ -188,5 +188,45 @@ func TestWindowNoAllocations(t *testing.T) {
 	run()
 	if n := testing.AllocsPerRun(100, run); n != 0 {
 		t.Fatalf("%v allocations per two batches", n)
+	}
+	at := inflight.NewWindow[int](context.Background(), set, 0, false)
+	defer at.Close()
+	once := func() {
+		at.Send(sigs[:500], seen[:500], 0)
+		at.Recv()
+		at.Send(sigs[500:], seen[500:], 1)
+		at.Recv()
+	}
+	if n := testing.AllocsPerRun(100, once); n != 0 {
+		t.Fatalf("depth 0: %v allocations per two batches", n)
+	}
+}
+
+// At depth 0 Send decides at once: the batch is ready before Send
+// returns, and the window holds one batch.
+func TestWindowAtOnce(t *testing.T) {
+	d := &slow{set: newSet(t)}
+	w := inflight.NewWindow[string](context.Background(), d, 0, false)
+	defer w.Close()
+	if w.Depth() != 0 || w.Full() || w.Ready() {
+		t.Fatalf("new depth-0 window: depth %d, full %v, ready %v", w.Depth(), w.Full(), w.Ready())
+	}
+	sigs := []signature.Signature{7, 7, 9}
+	seen := make([]bool, 3)
+	w.Send(sigs, seen, "a")
+	if d.batches.Load() != 1 || !w.Ready() || !w.Full() || w.Len() != 1 {
+		t.Fatalf("after Send: %d batches decided, ready %v, full %v, len %d", d.batches.Load(), w.Ready(), w.Full(), w.Len())
+	}
+	tag, err := w.Recv()
+	if err != nil || tag != "a" {
+		t.Fatalf("Recv: %q, %v", tag, err)
+	}
+	if seen[0] || !seen[1] || seen[2] {
+		t.Fatalf("answers %v, want [false true false]", seen)
+	}
+	d.fail = 9
+	w.Send(sigs[2:], seen[2:], "b")
+	if _, err := w.Recv(); !errors.Is(err, errInjected) {
+		t.Fatalf("Recv: %v, want the injected error", err)
 	}
 }

@@ -90,7 +90,6 @@ type Filter struct {
 	Stats Stats
 
 	blocks []*block
-	seen   [BatchSize]bool
 }
 
 // BatchSize is how many URLs are decided at once. It bounds what a process
@@ -126,9 +125,14 @@ func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string)
 	if maxLine > MaxLineLimit {
 		return fmt.Errorf("linefilter: %w: %d bytes, over the limit of %d", ErrMaxLine, maxLine, MaxLineLimit)
 	}
-	inFlight := f.State.InFlight()
+	// One loop for every state: a local one answers at once (a window of
+	// depth 0), a remote one keeps InFlight batches in flight.
+	depth := 0
+	if inFlight := f.State.InFlight(); inFlight > 1 {
+		depth = inFlight
+	}
 	n := nblocks
-	if inFlight > 1 {
+	if depth > 0 {
 		n++ // the window may hold the tail of one block and the head of the next
 	}
 	f.allocBlocks(maxLine, n)
@@ -139,24 +143,7 @@ func (f *Filter) Run(ctx context.Context, w io.Writer, r io.Reader, name string)
 	}
 	go rd.run(ctx)
 	defer close(rd.stop)
-	if inFlight > 1 {
-		return f.runWindow(ctx, w, rd, inFlight)
-	}
-	for {
-		b, err := rd.next(ctx)
-		if b == nil {
-			f.dropBlocksIf(err)
-			return err
-		}
-		if err := f.decide(ctx, w, b); err != nil {
-			return err
-		}
-		if b.err != nil || b.last {
-			f.Stats.add(b.stats)
-			return b.err
-		}
-		rd.free <- b
-	}
+	return f.loop(ctx, w, rd, depth)
 }
 
 // dropBlocksIf forgets the blocks when Run stops on err while the reader
@@ -178,35 +165,6 @@ func (f *Filter) allocBlocks(maxLine, n int) {
 	}
 }
 
-// decide tests and sets the block's signatures a batch at a time and
-// writes the chosen lines.
-func (f *Filter) decide(ctx context.Context, w io.Writer, b *block) error {
-	for start := 0; start < len(b.sigs); start += BatchSize {
-		end := min(start+BatchSize, len(b.sigs))
-		sigs, seen := b.sigs[start:end], f.seen[:end-start]
-		if err := f.State.Decide(ctx, sigs, seen, f.DryRun); err != nil {
-			// Nothing of this batch is written: nothing was decided.
-			return fmt.Errorf("%w (after %d URLs decided and written)", err, f.Stats.New+f.Stats.Dup)
-		}
-		for i, line := range b.lines[start:end] {
-			if seen[i] {
-				f.Stats.Dup++
-			} else {
-				f.Stats.New++
-			}
-			if err := f.write(w, line, seen[i]); err != nil {
-				return err
-			}
-		}
-		// Written before the next batch is decided: a kill costs at most
-		// this batch's output.
-		if err := flush(w); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // flush flushes w if it has a Flush method.
 func flush(w io.Writer) error {
 	if fl, ok := w.(flusher); ok {
@@ -221,15 +179,18 @@ type span struct {
 	start, end int
 }
 
-// runWindow is Run's loop with inFlight batches in flight: each batch is
-// written when it comes back, oldest first, and a block goes back to the
-// reader when its last batch is written.
-func (f *Filter) runWindow(ctx context.Context, w io.Writer, rd *reader, inFlight int) error {
-	win := inflight.NewWindow[span](ctx, f.State, inFlight, f.DryRun)
+// loop is Run's loop: batches go through a window of the given depth (0:
+// decided at once), each written and flushed when it comes back, oldest
+// first, and before another batch is sent if it is back already (at depth
+// 0, always: a kill then costs at most the batch being decided). A block
+// goes back to the reader when its last batch is written.
+func (f *Filter) loop(ctx context.Context, w io.Writer, rd *reader, depth int) error {
+	win := inflight.NewWindow[span](ctx, f.State, depth, f.DryRun)
 	defer win.Close()
 	recv := func() error {
 		sp, err := win.Recv()
 		if err != nil {
+			// Nothing of this batch is written: nothing was decided.
 			return fmt.Errorf("%w (after %d URLs decided and written)", err, f.Stats.New+f.Stats.Dup)
 		}
 		for i, line := range sp.b.lines[sp.start:sp.end] {
@@ -259,19 +220,24 @@ func (f *Filter) runWindow(ctx context.Context, w io.Writer, rd *reader, inFligh
 		}
 		// Once its last batch is written, b goes back to the reader: read
 		// what is needed of it first.
-		drained, final, err, empty := b.drained, b.last || b.err != nil, b.err, len(b.sigs) == 0
-		if cap(b.seen) < len(b.sigs) {
-			b.seen = make([]bool, len(b.sigs))
+		drained, final, err, nsigs := b.drained, b.last || b.err != nil, b.err, len(b.sigs)
+		if cap(b.seen) < nsigs {
+			b.seen = make([]bool, nsigs)
 		}
-		b.seen = b.seen[:len(b.sigs)]
-		for start := 0; start < len(b.sigs); start += BatchSize {
+		b.seen = b.seen[:nsigs]
+		for start := 0; start < nsigs; start += BatchSize {
 			if win.Full() {
 				if err := recv(); err != nil {
 					return err
 				}
 			}
-			end := min(start+BatchSize, len(b.sigs))
+			end := min(start+BatchSize, nsigs)
 			win.Send(b.sigs[start:end], b.seen[start:end], span{b, start, end})
+			for win.Ready() {
+				if err := recv(); err != nil {
+					return err
+				}
+			}
 		}
 		if drained || final {
 			for win.Len() > 0 {
@@ -284,7 +250,7 @@ func (f *Filter) runWindow(ctx context.Context, w io.Writer, rd *reader, inFligh
 			f.Stats.add(b.stats) // the last block is never handed back
 			return err
 		}
-		if empty {
+		if nsigs == 0 {
 			rd.free <- b
 		}
 	}

@@ -1,4 +1,4 @@
-package daemon
+package api
 
 import (
 	"context"
@@ -7,14 +7,13 @@ import (
 	"sync"
 )
 
-// apiConns tracks the API's connections, so that a shutdown can close at
-// once those with no request being served: connections that never sent a
+// conns tracks the front end's HTTP connections, so that a shutdown can
+// close at once those with no request being served: connections that never sent a
 // byte (which http.Server.Shutdown would leave for 5 seconds) and
 // connections still sending a request's head.
-type apiConns struct {
+type conns struct {
 	mu    sync.Mutex
 	conns map[net.Conn]*connInfo
-	peak  int // most connections open at once since the last look
 }
 
 type connInfo struct {
@@ -24,10 +23,10 @@ type connInfo struct {
 
 type connKey struct{}
 
-func newAPIConns() *apiConns { return &apiConns{conns: make(map[net.Conn]*connInfo)} }
+func newConns() *conns { return &conns{conns: make(map[net.Conn]*connInfo)} }
 
 // install hooks t into srv and wraps srv.Handler.
-func (t *apiConns) install(srv *http.Server) {
+func (t *conns) install(srv *http.Server) {
 	srv.ConnState = t.setState
 	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
 		return context.WithValue(ctx, connKey{}, c)
@@ -45,13 +44,12 @@ func (t *apiConns) install(srv *http.Server) {
 	})
 }
 
-func (t *apiConns) setState(c net.Conn, st http.ConnState) {
+func (t *conns) setState(c net.Conn, st http.ConnState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch st {
 	case http.StateNew:
 		t.conns[c] = &connInfo{state: st}
-		t.peak = max(t.peak, len(t.conns))
 	case http.StateClosed, http.StateHijacked:
 		delete(t.conns, c)
 	default:
@@ -63,7 +61,7 @@ func (t *apiConns) setState(c net.Conn, st http.ConnState) {
 }
 
 // closeWaiting closes the connections that have no request in a handler.
-func (t *apiConns) closeWaiting() {
+func (t *conns) closeWaiting() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for c, ci := range t.conns {
@@ -71,14 +69,4 @@ func (t *apiConns) closeWaiting() {
 			c.Close()
 		}
 	}
-}
-
-// counts returns the connections open now and the most open at once since
-// the last call.
-func (t *apiConns) counts() (now, peak int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	now, peak = len(t.conns), t.peak
-	t.peak = now
-	return now, peak
 }

@@ -1,4 +1,4 @@
-package daemon
+package frontend
 
 import (
 	"errors"
@@ -60,8 +60,8 @@ func next(t *testing.T, ch chan any, within time.Duration) any {
 // when one of the first two is closed (twice, which frees one slot), and
 // closing a listener ends its wait for a slot.
 func TestConnLimit(t *testing.T) {
-	cl := newConnLimit(2)
-	a, b := cl.listener(tcpListener(t)), cl.listener(tcpListener(t))
+	cl := NewConnLimit(2)
+	a, b := cl.Listener(tcpListener(t)), cl.Listener(tcpListener(t))
 	ch := acceptAll(a, b)
 	dial(t, a)
 	dial(t, b)
@@ -71,14 +71,14 @@ func TestConnLimit(t *testing.T) {
 		t.Fatal("the first two connections were not accepted")
 	}
 	defer second.Close()
-	if n := cl.inUse(); n != 2 {
+	if n := cl.InUse(); n != 2 {
 		t.Fatalf("inUse %d, want 2", n)
 	}
 	dial(t, a)
 	if v := next(t, ch, 300*time.Millisecond); v != nil {
 		t.Fatalf("a third connection over a cap of 2: %v", v)
 	}
-	if w := cl.waits.Load(); w != 1 {
+	if w := cl.Waits(); w != 1 {
 		t.Fatalf("waits %d, want 1", w)
 	}
 	first.Close()
@@ -88,9 +88,13 @@ func TestConnLimit(t *testing.T) {
 		t.Fatal("the third connection was not handed over when the first closed")
 	}
 	defer third.Close()
-	if n := cl.inUse(); n != 2 {
+	if n := cl.InUse(); n != 2 {
 		t.Fatalf("inUse %d after a double close and a new connection, want 2", n)
 	}
+	if now, peak := cl.Counts(); now != 2 || peak != 2 {
+		t.Fatalf("Counts = %d now, %d peak; want 2, 2", now, peak)
+	}
+
 	dial(t, b)
 	time.Sleep(100 * time.Millisecond) // b has it and waits for a slot
 	b.Close()

@@ -1,4 +1,4 @@
-package daemon
+package frontend
 
 import (
 	"net"
@@ -6,31 +6,60 @@ import (
 	"sync/atomic"
 )
 
-// connLimit caps the API connections served at once, across listeners.
+// ConnLimit caps the connections a front end serves at once, across its
+// listeners.
 // A listener accepts a connection, then waits for a free slot before it
 // hands the connection to the server and accepts the next: at the cap,
 // one accepted connection per listener waits unread (its bytes stay in
 // the kernel), and further ones wait in the kernel's listen backlog, so
 // that waiting connections cost the daemon nothing. The slot comes back
-// when the connection is closed.
-type connLimit struct {
+// when the connection is closed. It is safe for concurrent use; several
+// front ends may share one, or have one each.
+type ConnLimit struct {
 	slots chan struct{}
 	waits atomic.Uint64 // connections that found every slot taken
+	peak  atomic.Int64  // most slots held at once since the last Counts
 }
 
-func newConnLimit(n int) *connLimit { return &connLimit{slots: make(chan struct{}, n)} }
+// NewConnLimit returns a ConnLimit of n connections (at least 1).
+func NewConnLimit(n int) *ConnLimit { return &ConnLimit{slots: make(chan struct{}, max(n, 1))} }
 
-// inUse is how many connections hold a slot.
-func (cl *connLimit) inUse() int { return len(cl.slots) }
+// Max is the cap.
+func (cl *ConnLimit) Max() int { return cap(cl.slots) }
 
-// listener wraps l so that its accepted connections take cl's slots.
-func (cl *connLimit) listener(l net.Listener) net.Listener {
+// InUse is how many connections hold a slot.
+func (cl *ConnLimit) InUse() int { return len(cl.slots) }
+
+// Waits is how many connections found every slot taken, and waited.
+func (cl *ConnLimit) Waits() uint64 { return cl.waits.Load() }
+
+// Counts returns the connections open now and the most open at once since
+// the last call.
+func (cl *ConnLimit) Counts() (now, peak int) {
+	now = cl.InUse()
+	peak = int(cl.peak.Swap(int64(now)))
+	return now, max(peak, now)
+}
+
+// Listener wraps l so that its accepted connections take cl's slots.
+func (cl *ConnLimit) Listener(l net.Listener) net.Listener {
 	return &limitedListener{Listener: l, limit: cl, done: make(chan struct{})}
+}
+
+// took notes a slot taken, for the peak.
+func (cl *ConnLimit) took() {
+	n := int64(len(cl.slots))
+	for {
+		p := cl.peak.Load()
+		if n <= p || cl.peak.CompareAndSwap(p, n) {
+			return
+		}
+	}
 }
 
 type limitedListener struct {
 	net.Listener
-	limit     *connLimit
+	limit     *ConnLimit
 	done      chan struct{}
 	closeOnce sync.Once
 }
@@ -52,6 +81,7 @@ func (l *limitedListener) Accept() (net.Conn, error) {
 			return nil, &net.OpError{Op: "accept", Net: l.Addr().Network(), Addr: l.Addr(), Err: net.ErrClosed}
 		}
 	}
+	l.limit.took()
 	return &limitedConn{Conn: c, slots: l.limit.slots}, nil
 }
 
