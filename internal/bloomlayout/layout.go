@@ -39,8 +39,11 @@ func (family) Open(d *shardfile.Dir) (layout.Local, error) {
 	for i := range sh {
 		sh[i] = d.Shard(i)
 	}
-	s, err := New(d.Meta(), sh, Options{
-		LockPath: filepath.Join(d.Path(), format.ShardName(0)), ReadOnly: d.ReadOnly(), Fault: d.Fault})
+	opts := Options{ReadOnly: d.ReadOnly(), Fault: d.Fault}
+	if !d.InMemory() { // in memory, no other process decides: the mutex is enough
+		opts.LockPath = filepath.Join(d.Path(), format.ShardName(0))
+	}
+	s, err := New(d.Meta(), sh, opts)
 	if err != nil {
 		return nil, err
 	}

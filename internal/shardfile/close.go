@@ -42,7 +42,7 @@ func (d *Dir) Sync() error {
 }
 
 func (d *Dir) syncLocked() error {
-	if d.readOnly {
+	if d.readOnly || d.memory {
 		return nil
 	}
 	var errs []error

@@ -30,6 +30,7 @@ type Dir struct {
 	noSync   bool     // Close does not wait for the shards to be on disk
 	maps     [format.Shards]mmap.MMap
 	key      *signature.Key // a Keyed state's, from its key file
+	memory   bool           // made by Memory: no files, no lock
 
 	mu      sync.Mutex
 	closed  bool

@@ -127,6 +127,25 @@ func Open(ctx context.Context, where string, opts *Options) (*State, error) {
 	return s, nil
 }
 
+// Memory returns a state held in this process's memory only
+// (shardfile.Memory): one layout over anonymous memory, of the format spec
+// or of the metadata m (Init.Meta makes one for any layout), answering as
+// the same state in a directory would. Nothing is written anywhere and it
+// is gone at Close. It is for tests and experiments that do not test the
+// files: making one costs nothing, where a directory writes its zeros.
+func Memory(spec *format.Spec, m *format.Meta) (*State, error) {
+	d, err := shardfile.Memory(spec, m)
+	if err != nil {
+		return nil, err
+	}
+	s := &State{dir: d, meta: d.Meta(), where: "memory", key: d.Key()}
+	if s.decider, err = s.open(d); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
 // open opens the layout of the state's metadata over d, and keeps it as
 // s.local.
 func (s *State) open(d *shardfile.Dir) (layout.Decider, error) {
