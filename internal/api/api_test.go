@@ -1,26 +1,21 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/urldedupd/urldedupd/internal/api"
 	"github.com/urldedupd/urldedupd/internal/state"
+	"github.com/urldedupd/urldedupd/internal/statetest"
 )
 
 func newServer(t *testing.T, opts *api.Options) *httptest.Server {
 	t.Helper()
-	d, err := state.Open(context.Background(), filepath.Join(t.TempDir(), "s"), &state.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
+	d := statetest.Bitmap(t)
 	srv := httptest.NewServer(api.New(d, opts).Handler())
 	t.Cleanup(srv.Close)
 	return srv

@@ -5,25 +5,20 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/urldedupd/urldedupd/internal/api"
 	"github.com/urldedupd/urldedupd/internal/frontend"
-	"github.com/urldedupd/urldedupd/internal/state"
+	"github.com/urldedupd/urldedupd/internal/statetest"
 )
 
 // The API as a front end: it serves its routes and the extra ones (behind
 // the token) on the listeners given, counts its connections in its
 // ConnLimit, and after Drain and Shutdown, Serve returns nil.
 func TestFrontEnd(t *testing.T) {
-	st, err := state.Open(context.Background(), filepath.Join(t.TempDir(), "s"), &state.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := statetest.Bitmap(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

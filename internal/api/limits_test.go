@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,23 +9,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/urldedupd/urldedupd/internal/api"
-	"github.com/urldedupd/urldedupd/internal/state"
+	"github.com/urldedupd/urldedupd/internal/statetest"
 )
 
 func newAPI(t *testing.T, opts *api.Options) (*api.Server, *httptest.Server) {
 	t.Helper()
-	d, err := state.Open(context.Background(), filepath.Join(t.TempDir(), "s"), &state.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
+	d := statetest.Bitmap(t)
 	a := api.New(d, opts)
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)

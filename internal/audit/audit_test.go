@@ -19,17 +19,13 @@ import (
 	"github.com/urldedupd/urldedupd/internal/capture"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
+	"github.com/urldedupd/urldedupd/internal/statetest"
 	"github.com/urldedupd/urldedupd/internal/tlshello"
 )
 
-// newSet opens a new local state: it answers at once.
+// newSet makes a new local state, in memory: it answers at once.
 func newSet(t *testing.T) *state.State {
-	st, err := state.Open(context.Background(), filepath.Join(t.TempDir(), "s"), &state.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return statetest.Bitmap(t)
 }
 
 func requests() []*capture.Request {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,7 +16,7 @@ import (
 
 func newSet(t testing.TB) *bitcheck.Set {
 	t.Helper()
-	d, err := shardfile.Open(filepath.Join(t.TempDir(), "s"), &shardfile.Options{Create: true})
+	d, err := shardfile.Memory(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

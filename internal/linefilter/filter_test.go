@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -15,17 +14,13 @@ import (
 	"github.com/urldedupd/urldedupd/internal/linefilter"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
+	"github.com/urldedupd/urldedupd/internal/statetest"
 )
 
 // newSet opens a new local state: it answers at once.
 func newSet(t testing.TB) *state.State {
 	t.Helper()
-	st, err := state.Open(context.Background(), filepath.Join(t.TempDir(), "s"), &state.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return statetest.Bitmap(t)
 }
 
 // batched is a real decider asked as a remote one is: n batches in flight.
