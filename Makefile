@@ -17,18 +17,12 @@ deps:
 	@bash scripts/install-deps.sh
 
 # The tests' temporary files go to a directory scripts/test-tmpdir.sh makes
-# (a tmpfs when there is one with room), removed at the end. The race
-# detector's pass over the packages runs beside the plain pass: the
-# command's tests (the longest) mostly wait for the processes they start,
-# leaving a core to the race pass. Both must pass; the tests hold on a
-# loaded machine.
+# (a tmpfs when there is one with room), removed at the end.
 test: deps
 	$(GO) vet ./...
 	@tmp=$$(bash scripts/test-tmpdir.sh) && trap 'rm -rf "$$tmp"' EXIT && echo "tests' TMPDIR=$$tmp" && \
-	{ TMPDIR=$$tmp $(GO) test -count=1 -timeout 60m ./... & plain=$$!; \
-	  TMPDIR=$$tmp $(GO) test -count=1 -race -timeout 40m . ./internal/... & race=$$!; \
-	  wait $$plain; p=$$?; wait $$race; r=$$?; \
-	  echo "go test: plain pass exit $$p, race pass exit $$r"; [ $$p = 0 ] && [ $$r = 0 ]; }
+	TMPDIR=$$tmp $(GO) test -count=1 -timeout 60m ./... && \
+	TMPDIR=$$tmp $(GO) test -count=1 -race -timeout 30m . ./internal/...
 	@$(MAKE) --no-print-directory fuzz-short
 
 race:
