@@ -2,7 +2,6 @@ package capture
 
 import (
 	"context"
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,51 +16,22 @@ import (
 func TestCapturedLongerThanOriginalRequests(t *testing.T) {
 	tmp := t.TempDir()
 	path := committedCaptures[0]
-	recs := capfile.LoadRecords(t, path)
-	if len(recs) < 10 {
-		t.Fatalf("%s: %d records", path, len(recs))
-	}
-	bad := map[int]int{len(recs) / 3: len(recs[len(recs)/3].Data) - 1, len(recs) / 2: 0} // record: its original length
-	for i, orig := range bad {
-		recs[i].Orig = orig
-	}
-	link := recs[0].Link
-	var ng []byte
-	for _, o := range []capfile.ByteOrder{binary.LittleEndian, binary.BigEndian} {
-		ng = append(ng, capfile.NgSHB(o)...)
-		ng = append(ng, capfile.NgIDB(o, link, 0, 9)...)
-		for i, r := range recs {
-			if i%2 == 0 {
-				ng = append(ng, capfile.NgEPB(o, 0, capfile.NgUnits(r.TS, 9), r.Data, r.Orig)...)
-			} else {
-				ng = append(ng, capfile.NgPB(o, 0, capfile.NgUnits(r.TS, 9), r.Data, r.Orig)...)
-			}
-		}
-	}
-	files := []struct {
-		name   string
-		data   []byte
-		copies int // of the records
-	}{
-		{"le.pcap", capfile.Pcap(binary.LittleEndian, false, link, 65535, recs), 1},
-		{"be.nsec.pcap", capfile.Pcap(binary.BigEndian, true, link, 65535, recs), 1},
-		{"pcapng", ng, 2},
-	}
+	_, _, files := capfile.LongerThanOriginal(t, path)
 	want := countRequests(t, path)
 	if want == 0 {
 		t.Fatalf("%s: no requests", path)
 	}
 	for _, f := range files {
-		plain := filepath.Join(tmp, f.name)
-		if err := os.WriteFile(plain, f.data, 0o644); err != nil {
+		plain := filepath.Join(tmp, f.Name)
+		if err := os.WriteFile(plain, f.Data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(plain+".gz", capfile.Gzipped(f.data), 0o644); err != nil {
+		if err := os.WriteFile(plain+".gz", capfile.Gzipped(f.Data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range []string{plain, plain + ".gz"} {
-			if n := countRequests(t, p); n != f.copies*want {
-				t.Errorf("%s: %d requests, want %d", p, n, f.copies*want)
+			if n := countRequests(t, p); n != f.Copies*want {
+				t.Errorf("%s: %d requests, want %d", p, n, f.Copies*want)
 			}
 		}
 	}

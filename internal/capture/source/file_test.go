@@ -376,45 +376,16 @@ func TestOpenDirectory(t *testing.T) {
 func TestCapturedLongerThanOriginal(t *testing.T) {
 	tmp := t.TempDir()
 	path := committedCaptures[0]
-	recs := capfile.LoadRecords(t, path)
-	if len(recs) < 10 {
-		t.Fatalf("%s: %d records", path, len(recs))
-	}
-	bad := map[int]int{len(recs) / 3: len(recs[len(recs)/3].Data) - 1, len(recs) / 2: 0} // record: its original length
-	for i, orig := range bad {
-		recs[i].Orig = orig
-	}
-	link := recs[0].Link
-	var ng []byte
-	for _, o := range []capfile.ByteOrder{binary.LittleEndian, binary.BigEndian} {
-		ng = append(ng, capfile.NgSHB(o)...)
-		ng = append(ng, capfile.NgIDB(o, link, 0, 9)...)
-		for i, r := range recs {
-			if i%2 == 0 {
-				ng = append(ng, capfile.NgEPB(o, 0, capfile.NgUnits(r.TS, 9), r.Data, r.Orig)...)
-			} else {
-				ng = append(ng, capfile.NgPB(o, 0, capfile.NgUnits(r.TS, 9), r.Data, r.Orig)...)
-			}
-		}
-	}
-	files := []struct {
-		name   string
-		data   []byte
-		copies int // of the records
-	}{
-		{"le.pcap", capfile.Pcap(binary.LittleEndian, false, link, 65535, recs), 1},
-		{"be.nsec.pcap", capfile.Pcap(binary.BigEndian, true, link, 65535, recs), 1},
-		{"pcapng", ng, 2},
-	}
+	recs, bad, files := capfile.LongerThanOriginal(t, path)
 	for _, f := range files {
-		plain := filepath.Join(tmp, f.name)
-		if err := os.WriteFile(plain, f.data, 0o644); err != nil {
+		plain := filepath.Join(tmp, f.Name)
+		if err := os.WriteFile(plain, f.Data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		theirs := tsharkFrames(t, plain)
 		for _, p := range []string{plain, plain + ".gz"} {
 			if p != plain {
-				if err := os.WriteFile(p, capfile.Gzipped(f.data), 0o644); err != nil {
+				if err := os.WriteFile(p, capfile.Gzipped(f.Data), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -422,8 +393,8 @@ func TestCapturedLongerThanOriginal(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", p, err)
 			}
-			if len(ours) != len(theirs) || len(ours) != f.copies*len(recs) {
-				t.Fatalf("%s: %d frames, tshark %d, written %d", p, len(ours), len(theirs), f.copies*len(recs))
+			if len(ours) != len(theirs) || len(ours) != f.Copies*len(recs) {
+				t.Fatalf("%s: %d frames, tshark %d, written %d", p, len(ours), len(theirs), f.Copies*len(recs))
 			}
 			for i, o := range ours {
 				th := theirs[i]
@@ -434,8 +405,8 @@ func TestCapturedLongerThanOriginal(t *testing.T) {
 					t.Fatalf("%s: frame %d: tshark says len %d, caplen %d", p, i+1, th.len_, th.caplen)
 				}
 			}
-			if n := src.ClampedRecords(); n != uint64(f.copies*len(bad)) {
-				t.Errorf("%s: ClampedRecords %d, want %d", p, n, f.copies*len(bad))
+			if n := src.ClampedRecords(); n != uint64(f.Copies*len(bad)) {
+				t.Errorf("%s: ClampedRecords %d, want %d", p, n, f.Copies*len(bad))
 			}
 		}
 	}

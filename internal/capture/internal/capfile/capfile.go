@@ -223,3 +223,47 @@ type ByteOrder interface {
 	binary.ByteOrder
 	binary.AppendByteOrder
 }
+
+// File is a capture file made in memory, and how many copies of its
+// records it holds.
+type File struct {
+	Name   string
+	Data   []byte
+	Copies int
+}
+
+// LongerThanOriginal loads the records of the capture at path (at least
+// 10) and sets, in two of them, an original length below the captured one,
+// as some writers do. It returns those records, the indexes changed, and
+// them written as little-endian pcap, big-endian nanosecond pcap, and a
+// pcapng of two sections (one of each byte order, enhanced and obsolete
+// packet blocks alternating).
+func LongerThanOriginal(t testing.TB, path string) (recs []Record, bad map[int]int, files []File) {
+	t.Helper()
+	recs = LoadRecords(t, path)
+	if len(recs) < 10 {
+		t.Fatalf("%s: %d records", path, len(recs))
+	}
+	bad = map[int]int{len(recs) / 3: len(recs[len(recs)/3].Data) - 1, len(recs) / 2: 0} // record: its original length
+	for i, orig := range bad {
+		recs[i].Orig = orig
+	}
+	link := recs[0].Link
+	var ng []byte
+	for _, o := range []ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		ng = append(ng, NgSHB(o)...)
+		ng = append(ng, NgIDB(o, link, 0, 9)...)
+		for i, r := range recs {
+			if i%2 == 0 {
+				ng = append(ng, NgEPB(o, 0, NgUnits(r.TS, 9), r.Data, r.Orig)...)
+			} else {
+				ng = append(ng, NgPB(o, 0, NgUnits(r.TS, 9), r.Data, r.Orig)...)
+			}
+		}
+	}
+	return recs, bad, []File{
+		{"le.pcap", Pcap(binary.LittleEndian, false, link, 65535, recs), 1},
+		{"be.nsec.pcap", Pcap(binary.BigEndian, true, link, 65535, recs), 1},
+		{"pcapng", ng, 2},
+	}
+}
