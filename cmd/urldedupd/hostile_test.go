@@ -143,6 +143,10 @@ func TestUnknownCommand(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, `unknown command "bogus"`) {
 		t.Fatalf("exit %d, %q", code, stderr)
 	}
+	// compare lived here until it moved to urldedupd-lab: say where.
+	if _, stderr, code := run(t, nil, "--dir", t.TempDir(), "compare", "urls.txt"); code != 2 || !strings.Contains(stderr, "urldedupd-lab compare") {
+		t.Fatalf("compare: exit %d, %q", code, stderr)
+	}
 	if out, _, code := run(t, nil); code != 0 || !strings.Contains(out, "Available Commands:") {
 		t.Fatalf("no command: exit %d, %q", code, out)
 	}

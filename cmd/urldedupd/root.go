@@ -71,7 +71,9 @@ $XDG_STATE_HOME/urldedupd, else ~/.local/state/urldedupd.`,
 				return cmd.Help()
 			}
 			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			if args[0] == "compare" { // moved out of the sensor's binary (issue 20)
+				msg += " (compare is in the lab's binary: urldedupd-lab compare)"
+			} else if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 				msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, ", "))
 			}
 			return usageError(errors.New(msg))
