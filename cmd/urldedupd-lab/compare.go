@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/urldedupd/urldedupd/internal/compare"
+	"github.com/urldedupd/urldedupd/internal/format"
 )
 
 type compareOptions struct {
@@ -84,7 +85,7 @@ func runCompare(o *compareOptions, stdin io.Reader, out, stderr io.Writer) error
 		return usageError(errors.New("--synthetic and --held-out-synthetic take a count of at least 1"))
 	}
 	var err error
-	if opts.Memory, err = parseBytes(o.memory); err != nil {
+	if opts.Memory, err = format.ParseBytes(o.memory); err != nil {
 		return usageError(fmt.Errorf("--memory: %w", err))
 	}
 	for _, l := range strings.Split(o.layouts, ",") {

@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -78,23 +76,4 @@ func usageError(err error) error {
 // errors.
 func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error { return usageError(check(cmd, args)) }
-}
-
-// parseBytes reads a size: bytes, or a whole number of KiB, MiB, GiB or
-// TiB (as urldedupd init --size).
-func parseBytes(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		shift  uint
-	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}, {"", 0}}
-	for _, u := range units {
-		if num, ok := strings.CutSuffix(s, u.suffix); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
-			if err != nil || n <= 0 || n > (1<<62)>>u.shift {
-				return 0, fmt.Errorf("%q is not a size (bytes, or a whole number of KiB, MiB, GiB or TiB)", s)
-			}
-			return n << u.shift, nil
-		}
-	}
-	return 0, fmt.Errorf("%q is not a size", s)
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -160,7 +158,7 @@ func (o *initOptions) request() (state.Init, error) {
 	}
 	in.Filter = o.filter
 	if o.size != "" {
-		if in.Size, err = parseBytes(o.size); err != nil {
+		if in.Size, err = format.ParseBytes(o.size); err != nil {
 			return in, fmt.Errorf("--size: %w", err)
 		}
 	}
@@ -269,22 +267,4 @@ func describeFilter(l format.Layout, f format.Filter) string {
 		return fmt.Sprintf("k %d, %d children, fmax %g", f.K, f.Children, f.FMax)
 	}
 	return fmt.Sprintf("k %d", f.K)
-}
-
-// parseBytes parses a size: bytes, or a number with KiB, MiB, GiB or TiB.
-func parseBytes(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		shift  uint
-	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}, {"", 0}}
-	for _, u := range units {
-		if num, ok := strings.CutSuffix(s, u.suffix); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
-			if err != nil || n <= 0 || n > (1<<62)>>u.shift {
-				return 0, fmt.Errorf("%q is not a size (bytes, or a whole number of KiB, MiB, GiB or TiB)", s)
-			}
-			return n << u.shift, nil
-		}
-	}
-	return 0, fmt.Errorf("%q is not a size", s)
 }
