@@ -52,9 +52,13 @@ const maxRounds = 64
 //
 // URLs at a leaf known to have split (the flag is never cleared) are read
 // only: a URL whose bits are all set is a duplicate, any other goes on to
-// its child. A dry run reads every leaf, with its flag (GETRANGE) in the
-// same pipeline. A batch ends when its URLs are decided and its counts and
-// unused leases are given back.
+// its child. Every read (BITFIELD_RO) reads the split flag in the same
+// atomic command as the bits, and only that flag sends a URL down: what
+// the process knows of the leaf when the answer comes back may be newer
+// than the read (another batch in flight may have split it since), and a
+// URL stored in the leaf between the read and the split would otherwise
+// be decided new a second time in the child. A batch ends when its URLs
+// are decided and its counts and unused leases are given back.
 func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error {
 	t := r.tree
 	if cap(sc.slot) < len(sc.sub) {
@@ -138,20 +142,25 @@ type leafCall struct {
 	incr  uint64             // the INCRBY's increment (0: none)
 	flag  bool               // write sets the split flag
 	sent  int                // URLs (the first of the leaf's) whose bits write sets
-	read  *redis.IntSliceCmd // BITFIELD_RO: the bits of the leaf's URLs from sent on
-	head  *redis.StringCmd   // a dry run's read of the split flag
+	read  *redis.IntSliceCmd // BITFIELD_RO: the split flag, then the bits of the leaf's URLs from sent on
 	lease *redis.IntCmd      // INCRBY of the leases: want, less what is given back
 	want  uint64             // room asked
 	back  uint64             // leases given back
 }
 
 // Offsets of a DSBF leaf's header fields, in bits, most significant first
-// as BITFIELD counts them: the split flag is byte 7, the count the low 63
-// bits of bytes 8–15 (big-endian, as the state directory has them).
+// as BITFIELD counts them: the split flag is byte 7 (set as one byte, read
+// as bytes 0–7, any of them not zero, as the state directory reads it),
+// the count the low 63 bits of bytes 8–15 (big-endian, as the state
+// directory has them).
 const (
 	flagOffset  = 56
 	countOffset = 65
 )
+
+// flagGet is the BITFIELD operation that reads a leaf's split flag: bytes
+// 0–7 as one signed 64-bit field, not zero when any of them is set.
+var flagGet = [...]any{"GET", "i64", 0}
 
 // redisOffset is Redis's bit offset (most significant bit first within a
 // byte) of filter bit p of a leaf, which is bit 512 + p of the key,
@@ -213,7 +222,7 @@ func (r *Redis) leafCall(ctx context.Context, ps *pipes, sc *scratch, s int, dry
 				sc.grant[s] -= uint64(c.sent)
 			}
 			if c.sent > 0 {
-				args = append(args, "GET", "u8", flagOffset)
+				args = append(args, flagGet[:]...)
 				args = r.appendBits(args, sc, ks[:c.sent], "SET")
 			}
 		}
@@ -233,13 +242,11 @@ func (r *Redis) leafCall(ctx context.Context, ps *pipes, sc *scratch, s int, dry
 	// elsewhere they wait for the room they asked for.
 	if len(ks) > c.sent && (dryRun || split || c.flag || sc.short[s] || !can) {
 		start := len(sc.arena)
-		args := r.appendBits(append(sc.arena, "BITFIELD_RO", r.keys[s]), sc, ks[c.sent:], "GET")
+		args := append(append(sc.arena, "BITFIELD_RO", r.keys[s]), flagGet[:]...)
+		args = r.appendBits(args, sc, ks[c.sent:], "GET")
 		sc.arena = args
 		c.read = redis.NewIntSliceCmd(ctx, args[start:len(args):len(args)]...)
 		_ = np.pipe.Process(ctx, c.read)
-		if dryRun && !split {
-			c.head = np.pipe.GetRange(ctx, r.keys[s], 0, 7)
-		}
 	}
 	if lp != nil {
 		if n := uint64(len(ks) - c.sent); n > 0 && !split && !c.flag && !sc.full[s] {
@@ -363,19 +370,17 @@ func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([
 		}
 		return append(next, unsent...), retry, nil
 	}
-	// The read ran after this round's write: a flag set then is set for it.
-	split := r.split[s].Load()
-	if c.head != nil {
-		h, e := c.head.Bytes()
-		if e != nil && !errors.Is(e, redis.Nil) {
-			return next, retry, leafErr(e)
-		}
-		split = t.Split(s, slices.ContainsFunc(h, func(b byte) bool { return b != 0 }))
-	}
+	// The flag as it was when the bits were read (this round's write, before
+	// the read, included), never what the process knows now.
 	bits := c.read.Val()
-	if len(bits) != k*len(unsent) {
-		return next, retry, leafErr(fmt.Errorf("%d bits read for %d URLs", len(bits), len(unsent)))
+	if len(bits) != 1+k*len(unsent) {
+		return next, retry, leafErr(fmt.Errorf("%d fields read for %d URLs", len(bits), len(unsent)))
 	}
+	split := t.Split(s, bits[0] != 0)
+	if split {
+		r.split[s].Store(true)
+	}
+	bits = bits[1:]
 	for j, ki := range unsent {
 		switch {
 		case allSet(bits[j*k : (j+1)*k]):
