@@ -1,0 +1,73 @@
+package window
+
+// A windowed keyed slot is 32 bits: a 26-bit fingerprint over a 6-bit
+// generation tag (the generation mod Tags). A used slot is never 0: a
+// fingerprint of 0 becomes 1.
+const (
+	TagBits = 6
+	Tags    = 1 << TagBits
+	tagMask = Tags - 1
+	// FingerprintBits is what is left of a slot for the fingerprint.
+	FingerprintBits = 32 - TagBits
+)
+
+// Tag returns the tag of generation g.
+func Tag(g int64) uint32 { return uint32(g) & tagMask }
+
+// Slot packs the fingerprint bits of fp (its low 32 bits' top
+// FingerprintBits, as the plain keyed layout's 32-bit fingerprint) with
+// the tag of generation g. The fingerprint part is never 0.
+func Slot(fp uint32, g int64) uint32 { return Fingerprint(fp)<<TagBits | Tag(g) }
+
+// Fingerprint returns the FingerprintBits-bit fingerprint of a 32-bit
+// keyed fingerprint: its top bits, 0 made 1.
+func Fingerprint(fp uint32) uint32 {
+	f := fp >> TagBits
+	if f == 0 {
+		f = 1
+	}
+	return f
+}
+
+// SlotFingerprint returns the fingerprint part of slot v (0: empty).
+func SlotFingerprint(v uint32) uint32 { return v >> TagBits }
+
+// SlotTag returns the tag part of slot v.
+func SlotTag(v uint32) uint32 { return v & tagMask }
+
+// TagLive reports whether a slot with tag t is live at generation cur:
+// less than Generations generations old, counted mod Tags. It is right as
+// long as no slot outlives Tags − 1 generations unswept (SweepHorizon).
+func (s Spec) TagLive(cur int64, t uint32) bool {
+	return (Tag(cur)-t)&tagMask < uint32(s.Generations)
+}
+
+// SlotLive reports whether slot v holds a live entry at generation cur.
+func (s Spec) SlotLive(cur int64, v uint32) bool { return v != 0 && s.TagLive(cur, SlotTag(v)) }
+
+// SweepHorizon returns, in generations, how long one pass of the sweep
+// over the whole table may take. An entry stamped h expires at h+G and
+// would look live again at h+Tags; the pass that clears it is the first to
+// start after it expired, which starts at most one pass after h+G−1 and
+// ends one pass later: 2·horizon + G − 1 < Tags.
+func (s Spec) SweepHorizon() int64 { return int64((Tags - s.Generations - 1) / 2) }
+
+// SweepDue returns how far (0 to total) the sweep pass that started at
+// generation passStart should have gone at generation cur, for a table of
+// total buckets: evenly over half the horizon, so that a pass finishes
+// with half of it to spare; total once the pass is overdue.
+func (s Spec) SweepDue(total, passStart, cur int64) int64 {
+	span := max(s.SweepHorizon()/2, 1)
+	done := cur - passStart + 1 // generations into the pass, this one included
+	if done >= span {
+		return total
+	}
+	if done <= 0 {
+		return 0
+	}
+	return total * done / span
+}
+
+// Overdue reports whether a sweep pass that started at passStart must be
+// finished before anything is decided at generation cur.
+func (s Spec) Overdue(passStart, cur int64) bool { return cur-passStart >= s.SweepHorizon() }
