@@ -1,0 +1,237 @@
+package keyedwindow
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/urldedupd/urldedupd/internal/keyed"
+	"github.com/urldedupd/urldedupd/internal/window"
+)
+
+// HeaderBytes is the size of a shard's header, before its buckets.
+const HeaderBytes = 64
+
+// Header offsets, 8-byte aligned little-endian int64s.
+const (
+	offW         = 0  // the highest generation used on the shard
+	offPassStart = 8  // the generation the sweep's current pass started
+	offCursor    = 16 // the next bucket the sweep clears
+)
+
+// ErrShard reports a shard that is not a header and a power-of-two bucket
+// area, or a header that cannot be.
+var ErrShard = errors.New("keyedwindow: bad shard")
+
+// ErrReadOnly is returned by Decide on a table opened read-only.
+var ErrReadOnly = errors.New("keyedwindow: read-only")
+
+// Locker serialises the decisions on one shard across every process that
+// shares it.
+type Locker interface {
+	Lock(shard int) error
+	Unlock(shard int) error
+}
+
+// Table decides URLs on a windowed keyed state's 256 shards.
+type Table struct {
+	spec     window.Spec
+	geo      keyed.Geometry // of a shard's bucket area
+	shards   [keyed.Shards]shard
+	lock     Locker
+	now      func() time.Time
+	readOnly bool
+	scratch  sync.Pool
+}
+
+type shard struct {
+	head    *[HeaderBytes / 8]int64
+	buckets [][keyed.SlotsPerBucket]uint32
+}
+
+// Options are a Table's runtime settings, not kept in the state.
+type Options struct {
+	// Clock replaces time.Now: tests cross generations in milliseconds.
+	Clock    func() time.Time
+	ReadOnly bool
+}
+
+// ShardBytes returns the size of a shard whose bucket area is area bytes.
+func ShardBytes(area int64) int64 { return HeaderBytes + area }
+
+// NewTable returns the table over shards (each HeaderBytes plus a
+// power-of-two bucket area, 8-byte aligned as a mapping is), decided
+// under lock.
+func NewTable(spec window.Spec, shards [][]byte, lock Locker, opts Options) (*Table, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if len(shards) != keyed.Shards {
+		return nil, fmt.Errorf("%w: %d shards, want %d", ErrShard, len(shards), keyed.Shards)
+	}
+	geo, err := keyed.NewGeometry(int64(len(shards[0])) - HeaderBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrShard, err)
+	}
+	t := &Table{spec: spec, geo: geo, lock: lock, now: opts.Clock, readOnly: opts.ReadOnly}
+	if t.now == nil {
+		t.now = time.Now
+	}
+	for i, b := range shards {
+		if int64(len(b)) != geo.ShardBytes+HeaderBytes || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 != 0 {
+			return nil, fmt.Errorf("%w: shard %02x: %d bytes (want %d, 8-byte aligned)", ErrShard, i, len(b), geo.ShardBytes+HeaderBytes)
+		}
+		s := &t.shards[i]
+		s.head = (*[HeaderBytes / 8]int64)(unsafe.Pointer(&b[0]))
+		s.buckets = unsafe.Slice((*[keyed.SlotsPerBucket]uint32)(unsafe.Pointer(&b[HeaderBytes])), geo.Buckets())
+		if w := atomic.LoadInt64(&s.head[offW/8]); w < 0 {
+			return nil, fmt.Errorf("%w: shard %02x: generation %d", ErrShard, i, w)
+		}
+	}
+	return t, nil
+}
+
+// Geometry returns the geometry of a shard's bucket area (keyed.Loc's B1
+// and B2 index it).
+func (t *Table) Geometry() keyed.Geometry { return t.geo }
+
+// Spec returns the window.
+func (t *Table) Spec() window.Spec { return t.spec }
+
+func (t *Table) pair(l keyed.Loc) window.Pair {
+	s := &t.shards[l.Shard]
+	return window.Pair{B1: s.buckets[l.B1][:], B2: s.buckets[l.B2][:]}
+}
+
+// Generation returns shard i's W, the highest generation used on it.
+func (t *Table) Generation(i int) int64 { return atomic.LoadInt64(&t.shards[i].head[offW/8]) }
+
+// DecideBatch decides locs in order, res[i] getting each answer and, when
+// gens is not nil, gens[i] the generation it was decided at: the URLs of
+// one shard under that shard's lock, after advancing it to the current
+// generation. Repeats within the batch are duplicates of their first
+// occurrence.
+func (t *Table) DecideBatch(locs []keyed.Loc, res []window.Result, gens []int64) error {
+	if t.readOnly {
+		return ErrReadOnly
+	}
+	sc, _ := t.scratch.Get().(*scratch)
+	if sc == nil {
+		sc = new(scratch)
+	}
+	defer t.scratch.Put(sc)
+	order := sc.byShard(locs)
+	for lo := 0; lo < len(order); {
+		i := int(locs[order[lo]].Shard)
+		hi := lo + 1
+		for hi < len(order) && int(locs[order[hi]].Shard) == i {
+			hi++
+		}
+		if err := t.lock.Lock(i); err != nil {
+			return fmt.Errorf("keyedwindow: lock shard %02x: %w", i, err)
+		}
+		cur := t.advance(i)
+		for _, j := range order[lo:hi] {
+			res[j] = t.spec.Decide(t.pair(locs[j]), locs[j].FP, cur)
+			if gens != nil {
+				gens[j] = cur
+			}
+		}
+		if err := t.lock.Unlock(i); err != nil {
+			return fmt.Errorf("keyedwindow: unlock shard %02x: %w", i, err)
+		}
+		lo = hi
+	}
+	return nil
+}
+
+// scratch is one DecideBatch's working memory, reused.
+type scratch struct {
+	order []int32
+	count [keyed.Shards + 1]int32
+}
+
+// byShard returns the indexes of locs grouped by shard, in input order
+// within a shard (a counting sort).
+func (sc *scratch) byShard(locs []keyed.Loc) []int32 {
+	clear(sc.count[:])
+	for _, l := range locs {
+		sc.count[int(l.Shard)+1]++
+	}
+	for i := 1; i < len(sc.count); i++ {
+		sc.count[i] += sc.count[i-1]
+	}
+	if cap(sc.order) < len(locs) {
+		sc.order = make([]int32, len(locs))
+	}
+	sc.order = sc.order[:len(locs)]
+	for j, l := range locs {
+		sc.order[sc.count[l.Shard]] = int32(j)
+		sc.count[l.Shard]++
+	}
+	return sc.order
+}
+
+// advance moves shard i to the current generation, under its lock: a
+// whole sweep with ages counted at the old W after a long pause, the
+// scheduled part of the current pass otherwise, then W. It returns the
+// generation to decide with.
+func (t *Table) advance(i int) int64 {
+	s := &t.shards[i]
+	w := atomic.LoadInt64(&s.head[offW/8])
+	cur := t.spec.Current(w, t.now())
+	st := window.SweepState{
+		PassStart: atomic.LoadInt64(&s.head[offPassStart/8]),
+		Cursor:    atomic.LoadInt64(&s.head[offCursor/8]),
+	}
+	total := int64(len(s.buckets))
+	if st.Cursor < 0 || st.Cursor > total || st.PassStart < 0 || st.PassStart > cur {
+		st = window.SweepState{PassStart: -window.Tags} // damaged or forged: sweep it all now
+	}
+	if cur > w && t.spec.JumpNeedsSweep(w, cur) {
+		for b := range s.buckets {
+			t.spec.SweepJump(s.buckets[b][:], w, cur)
+		}
+		st = window.SweepState{PassStart: cur}
+	}
+	from, to, next := t.spec.NextSweep(st, total, cur)
+	for b := from; b < to; b++ {
+		t.spec.Sweep(s.buckets[b][:], cur)
+	}
+	atomic.StoreInt64(&s.head[offPassStart/8], next.PassStart)
+	atomic.StoreInt64(&s.head[offCursor/8], next.Cursor)
+	atomic.StoreInt64(&s.head[offW/8], cur)
+	return cur
+}
+
+// Check reports, for each Loc, whether its URL is held now, taking no
+// lock and writing nothing.
+func (t *Table) Check(locs []keyed.Loc, seen []bool) {
+	now := t.now()
+	for j, l := range locs {
+		w := t.Generation(int(l.Shard))
+		seen[j] = t.spec.Check(t.pair(l), l.FP, w, t.spec.Current(w, now))
+	}
+}
+
+// Forget makes each Loc's URL new at its next sighting, under its shard's
+// lock, and reports in was which of them were held.
+func (t *Table) Forget(locs []keyed.Loc, was []bool) error {
+	if t.readOnly {
+		return ErrReadOnly
+	}
+	for j, l := range locs {
+		i := int(l.Shard)
+		if err := t.lock.Lock(i); err != nil {
+			return fmt.Errorf("keyedwindow: lock shard %02x: %w", i, err)
+		}
+		was[j] = t.spec.Forget(t.pair(l), l.FP, t.advance(i))
+		if err := t.lock.Unlock(i); err != nil {
+			return fmt.Errorf("keyedwindow: unlock shard %02x: %w", i, err)
+		}
+	}
+	return nil
+}
