@@ -98,3 +98,16 @@ func (s Spec) Sweep(b []uint32, cur int64) int {
 	}
 	return n
 }
+
+// String returns "new", "dup" or "full".
+func (r Result) String() string {
+	switch r {
+	case New:
+		return "new"
+	case Dup:
+		return "dup"
+	case Full:
+		return "full"
+	}
+	return "result(?)"
+}

@@ -67,7 +67,11 @@ func (s Spec) maxAge() int64 { return 2*s.SweepHorizon() + int64(s.Generations) 
 // SweepJump: after more than Tags − 1 − maxAge generations without a
 // writer, an entry the schedule has not swept yet may have a tag that
 // looks young again at cur.
-func (s Spec) JumpNeedsSweep(w, cur int64) bool { return cur-w > Tags-1-s.maxAge() }
+func (s Spec) JumpNeedsSweep(w, cur int64) bool { return cur-w > s.JumpLimit() }
+
+// JumpLimit returns the longest pause, in generations, after which a
+// writer needs no whole sweep (JumpNeedsSweep).
+func (s Spec) JumpLimit() int64 { return Tags - 1 - s.maxAge() }
 
 // SweepJump zeroes the slots of bucket b expired at generation cur, their
 // ages counted at w (SlotLiveFrom), and returns how many. The caller holds
