@@ -122,7 +122,7 @@ func TestPolicies(t *testing.T) {
 	for _, tt := range []struct {
 		pol  window.Policy
 		news int
-	}{{window.FirstSeen, 100 / 6 + 1}, {window.LastSeen, 1}} {
+	}{{window.FirstSeen, 100/6 + 1}, {window.LastSeen, 1}} {
 		s := window.Spec{Epoch: epoch, Window: 6 * time.Second, Generations: 6, Policy: tt.pol}
 		tab := newTable(s, 4)
 		u := url{1, 2, 0x12345678}
