@@ -44,6 +44,7 @@ type Table struct {
 	lock     Locker
 	now      func() time.Time
 	readOnly bool
+	hook     func(Step, bool)
 	scratch  sync.Pool
 }
 
@@ -57,7 +58,23 @@ type Options struct {
 	// Clock replaces time.Now: tests cross generations in milliseconds.
 	Clock    func() time.Time
 	ReadOnly bool
+	// Hook, when set, is called at each step of advancing a shard (tests
+	// kill the process there): first tells whether it is the batch's
+	// first shard, before any of the batch's URLs is decided.
+	Hook func(at Step, first bool)
 }
+
+// Step is a point in advancing a shard to the current generation.
+type Step uint8
+
+const (
+	// StepJumpSweep: half way through the whole sweep after a pause.
+	StepJumpSweep Step = 1 + iota
+	// StepSwept: the sweeps done, the header not yet written.
+	StepSwept
+	// StepHeader: the sweep's progress written, W not yet.
+	StepHeader
+)
 
 // ShardBytes returns the size of a shard whose bucket area is area bytes.
 func ShardBytes(area int64) int64 { return HeaderBytes + area }
@@ -76,7 +93,10 @@ func NewTable(spec window.Spec, shards [][]byte, lock Locker, opts Options) (*Ta
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrShard, err)
 	}
-	t := &Table{spec: spec, geo: geo, lock: lock, now: opts.Clock, readOnly: opts.ReadOnly}
+	t := &Table{spec: spec, geo: geo, lock: lock, now: opts.Clock, readOnly: opts.ReadOnly, hook: opts.Hook}
+	if t.hook == nil {
+		t.hook = func(Step, bool) {}
+	}
 	if t.now == nil {
 		t.now = time.Now
 	}
@@ -133,7 +153,7 @@ func (t *Table) DecideBatch(locs []keyed.Loc, res []window.Result, gens []int64)
 		if err := t.lock.Lock(i); err != nil {
 			return fmt.Errorf("keyedwindow: lock shard %02x: %w", i, err)
 		}
-		cur := t.advance(i)
+		cur := t.advance(i, lo == 0)
 		for _, j := range order[lo:hi] {
 			res[j] = t.spec.Decide(t.pair(locs[j]), locs[j].FP, cur)
 			if gens != nil {
@@ -179,7 +199,7 @@ func (sc *scratch) byShard(locs []keyed.Loc) []int32 {
 // whole sweep with ages counted at the old W after a long pause, the
 // scheduled part of the current pass otherwise, then W. It returns the
 // generation to decide with.
-func (t *Table) advance(i int) int64 {
+func (t *Table) advance(i int, first bool) int64 {
 	s := &t.shards[i]
 	w := atomic.LoadInt64(&s.head[offW/8])
 	cur := t.spec.Current(w, t.now())
@@ -194,6 +214,9 @@ func (t *Table) advance(i int) int64 {
 	if cur > w && t.spec.JumpNeedsSweep(w, cur) {
 		for b := range s.buckets {
 			t.spec.SweepJump(s.buckets[b][:], w, cur)
+			if b == len(s.buckets)/2 {
+				t.hook(StepJumpSweep, first)
+			}
 		}
 		st = window.SweepState{PassStart: cur}
 	}
@@ -201,8 +224,10 @@ func (t *Table) advance(i int) int64 {
 	for b := from; b < to; b++ {
 		t.spec.Sweep(s.buckets[b][:], cur)
 	}
+	t.hook(StepSwept, first)
 	atomic.StoreInt64(&s.head[offPassStart/8], next.PassStart)
 	atomic.StoreInt64(&s.head[offCursor/8], next.Cursor)
+	t.hook(StepHeader, first)
 	atomic.StoreInt64(&s.head[offW/8], cur)
 	return cur
 }
@@ -228,7 +253,7 @@ func (t *Table) Forget(locs []keyed.Loc, was []bool) error {
 		if err := t.lock.Lock(i); err != nil {
 			return fmt.Errorf("keyedwindow: lock shard %02x: %w", i, err)
 		}
-		was[j] = t.spec.Forget(t.pair(l), l.FP, t.advance(i))
+		was[j] = t.spec.Forget(t.pair(l), l.FP, t.advance(i, false))
 		if err := t.lock.Unlock(i); err != nil {
 			return fmt.Errorf("keyedwindow: unlock shard %02x: %w", i, err)
 		}
