@@ -9,8 +9,9 @@
 -- [6] 1 first-seen, 2 last-seen; [7] "d" decide, "c" check, "f" forget;
 -- [8] buckets in the shard; [9] the sweep's horizon; [10] the longest
 -- pause that needs no whole sweep.
--- Returns 0 new, 1 dup, 2 new but not stored (decide); 1 held, 0 not
--- (check); 1 was held, 0 not (forget).
+-- Returns generation*4 + answer, the generation the shard was decided at
+-- and the answer: 0 new, 1 dup, 2 new but not stored (decide); 1 held, 0
+-- not (check); 1 was held, 0 not (forget).
 local key = KEYS[1]
 local b1, b2, fp = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local gen, G, policy, mode = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
@@ -55,10 +56,10 @@ if mode == "c" then
     local s = redis.call("GETRANGE", key, off, off + 63)
     for i = 0, 15 do
       local v = slot(s, i)
-      if live(v, W, cur) and math.floor(v / TAGS) == fp then return 1 end
+      if live(v, W, cur) and math.floor(v / TAGS) == fp then return cur * 4 + 1 end
     end
   end
-  return 0
+  return cur * 4 + 0
 end
 
 -- sweep buckets [from, to), zeroing slots not live at cur (ages at w)
@@ -117,7 +118,7 @@ if mode == "f" then
       end
     end
   end
-  return was
+  return cur * 4 + was
 end
 
 local free = nil
@@ -130,11 +131,11 @@ for _, off in ipairs({b1, b2}) do
       if policy == 2 and v % TAGS ~= tag(cur) then
         redis.call("SETRANGE", key, off + i * 4, bytes4(value))
       end
-      return 1
+      return cur * 4 + 1
     end
     if not l and free == nil then free = off + i * 4 end
   end
 end
-if free == nil then return 2 end
+if free == nil then return cur * 4 + 2 end
 redis.call("SETRANGE", key, free, bytes4(value))
-return 0
+return cur * 4 + 0

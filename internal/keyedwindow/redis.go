@@ -51,10 +51,9 @@ func NewCommands(spec window.Spec, geo keyed.Geometry, clock func() time.Time) *
 	return &Commands{spec: spec, geo: geo, now: clock}
 }
 
-// Eval queues on pipe what mode does for l on key, l's shard key. The
-// answer is an integer: a window.Result for Decide, 1 (held) or 0 for
-// Check and Forget. A command refused with NOSCRIPT did not run: call
-// LoadScript and send it again.
+// Eval queues on pipe what mode does for l on key, l's shard key. Its
+// reply is an integer that Answer splits. A command refused with NOSCRIPT
+// did not run: call LoadScript and send it again.
 func (c *Commands) Eval(ctx context.Context, pipe redis.Pipeliner, key string, l keyed.Loc, mode Mode) *redis.Cmd {
 	s := c.spec
 	return decideScript.EvalSha(ctx, pipe, []string{key},
@@ -71,3 +70,8 @@ func LoadScript(ctx context.Context, c redis.Scripter) error {
 	}
 	return nil
 }
+
+// Answer splits a script's reply into its answer (a window.Result for
+// Decide; 1 held or 0 for Check and Forget) and the generation the shard
+// was at.
+func Answer(v int64) (answer, gen int64) { return v & 3, v >> 2 }

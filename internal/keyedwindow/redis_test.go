@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,10 +81,11 @@ func TestRedisSameAsTable(t *testing.T) {
 			if _, err := pipe.Exec(ctx); err != nil {
 				t.Fatalf("step %d: %v", step, err)
 			}
-			got, err := cmd.Int64()
+			v, err := cmd.Int64()
 			if err != nil {
 				t.Fatal(err)
 			}
+			got, _ := keyedwindow.Answer(v)
 			var want int64
 			switch op {
 			case keyedwindow.Decide:
@@ -124,5 +127,90 @@ func TestRedisSameAsTable(t *testing.T) {
 		if counts["new"] == 0 || counts["dup"] == 0 || counts["full"] == 0 {
 			t.Fatalf("%v: %v: the test did not reach every answer", pol, counts)
 		}
+	}
+}
+
+// Four clients decide overlapping inputs through the script, on one
+// redis-server and on a 3-master Redis Cluster, with a shared clock moved
+// on by two generations every 8th batch: every URL is new exactly when the
+// policy says, counted both ways.
+func TestRedisExactlyOncePerWindow(t *testing.T) {
+	single := func(t *testing.T) redis.UniversalClient { return client(t) }
+	cluster := func(t *testing.T) redis.UniversalClient {
+		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: redistest.StartCluster(t, 5*time.Second).Masters, MaxRetries: -1})
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	for name, open := range map[string]func(*testing.T) redis.UniversalClient{"server": single, "cluster": cluster} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			c := open(t)
+			for _, pol := range []window.Policy{window.FirstSeen, window.LastSeen} {
+				spec := procSpec(pol)
+				geo, _ := keyed.NewGeometry(procArea)
+				var clk clock
+				if err := keyedwindow.LoadScript(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+				prefix := fmt.Sprintf("x%s%s", name, pol)
+				const procs = 4
+				logs := make([][]decision, procs)
+				var done atomic.Int64
+				var wg sync.WaitGroup
+				for p := range procs {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						cmds := keyedwindow.NewCommands(spec, geo, clk.now)
+						rng := rand.New(rand.NewPCG(uint64(p), 1))
+						for range procBatches {
+							ids := make([]int, procBatch)
+							res := make([]*redis.Cmd, procBatch)
+							pipe := c.Pipeline()
+							for i := range ids {
+								ids[i] = rng.IntN(procURLs/2) + (procURLs/2)*(i%2)
+								l := geo.Locate(rand.New(rand.NewPCG(uint64(ids[i]), 7)).Uint64())
+								res[i] = cmds.Eval(ctx, pipe, fmt.Sprintf("%s:%02x", prefix, l.Shard), l, keyedwindow.Decide)
+							}
+							if _, err := pipe.Exec(ctx); err != nil {
+								t.Error(err)
+								return
+							}
+							for i, cmd := range res {
+								v, err := cmd.Int64()
+								if err != nil {
+									t.Error(err)
+									return
+								}
+								a, gen := keyedwindow.Answer(v)
+								logs[p] = append(logs[p], decision{ids[i], gen, window.Result(a)})
+							}
+							if n := done.Add(1); n%8 == 0 {
+								clk.add(2 * time.Second)
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				if t.Failed() {
+					t.FailNow()
+				}
+				byURL := map[int][]decision{}
+				for _, l := range logs {
+					for _, d := range l {
+						byURL[d.url] = append(byURL[d.url], d)
+					}
+				}
+				var twice, lost int
+				for _, ds := range byURL {
+					twice += countTwice(ds, procG, pol)
+					lost += countLost(ds, procG, pol)
+				}
+				t.Logf("%v: %d URLs; %d new twice within a window, %d lost", pol, len(byURL), twice, lost)
+				if twice+lost > 0 {
+					t.Fatalf("%v: %d URLs new twice within a window, %d lost", pol, twice, lost)
+				}
+			}
+		})
 	}
 }
