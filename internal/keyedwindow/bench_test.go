@@ -1,0 +1,66 @@
+package keyedwindow_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/urldedupd/urldedupd/internal/keyed"
+	"github.com/urldedupd/urldedupd/internal/keyedwindow"
+	"github.com/urldedupd/urldedupd/internal/window"
+)
+
+// BenchmarkAgainstKeyed decides the same batches of 1,024 located URLs on
+// a plain keyed table and on a windowed one of the same size (512 MiB, 6
+// generations, a generation every 200 batches), so that their ratio is
+// measured in one run: the windowed table's lock a shard and batch, its
+// whole-pair scan and its sweep, against one CAS.
+func BenchmarkAgainstKeyed(b *testing.B) {
+	const area = 2 << 20
+	geo, _ := keyed.NewGeometry(area)
+	locs := make([]keyed.Loc, 1<<22)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range locs {
+		locs[i] = geo.Locate(rng.Uint64())
+	}
+	run := func(b *testing.B, decide func([]keyed.Loc)) {
+		b.ReportAllocs()
+		off := 0
+		for b.Loop() {
+			if off+1024 > len(locs) {
+				off = 0
+			}
+			decide(locs[off : off+1024])
+			off += 1024
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1024), "ns/URL")
+	}
+	b.Run("keyed", func(b *testing.B) {
+		shards := make([][]byte, keyed.Shards)
+		for i := range shards {
+			shards[i] = make([]byte, area)
+		}
+		tab, err := keyed.NewTable(shards, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res := make([]keyed.Result, 1024)
+		run(b, func(l []keyed.Loc) { tab.DecideBatch(l, res, false) })
+	})
+	b.Run("window", func(b *testing.B) {
+		var batches int64
+		clock := func() time.Time { return epoch.Add(time.Duration(batches/200) * time.Second) }
+		spec := window.Spec{Epoch: epoch, Window: 6 * time.Second, Generations: 6, Policy: window.FirstSeen}
+		tab, err := keyedwindow.NewTable(spec, keyedwindow.MemoryShards(area), new(keyedwindow.MemoryLocker), keyedwindow.Options{Clock: clock})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res := make([]window.Result, 1024)
+		run(b, func(l []keyed.Loc) {
+			batches++
+			if err := tab.DecideBatch(l, res, nil); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
