@@ -88,20 +88,28 @@ func (f *Filter) Insert(sig uint64) {
 
 // Query reports whether sig's bits are set in k consecutive slices.
 func (f *Filter) Query(sig uint64) bool {
+	found, _ := f.QueryCount(sig)
+	return found
+}
+
+// QueryCount is Query, also returning the slices it read (each a random
+// cache line).
+func (f *Filter) QueryCount(sig uint64) (found bool, probes int) {
 	run := 0
 	for a := range f.k + f.l {
+		probes++
 		if f.has(sig, f.phys(a)) {
 			if run++; run == f.k {
-				return true
+				return true, probes
 			}
 		} else {
 			run = 0
 			if a > f.l { // fewer than k slices left: no run can finish
-				return false
+				return false, probes
 			}
 		}
 	}
-	return false
+	return false, probes
 }
 
 // Shift ages the filter by one generation: the oldest slice is cleared and
