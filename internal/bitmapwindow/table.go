@@ -14,7 +14,7 @@ import (
 
 // Sizes of a shard.
 const (
-	HeaderBytes = 4096                        // W, then the generation of each bitmap of the ring
+	HeaderBytes = 4096                       // W, then the generation of each bitmap of the ring
 	BitmapBytes = signature.BitsPerShard / 8 // 2 MiB: a bit for each of the 2^24 signatures of a shard
 )
 
