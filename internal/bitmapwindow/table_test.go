@@ -308,3 +308,28 @@ func TestRedis(t *testing.T) {
 		}
 	}
 }
+
+// Report counts bits by generation; the false-duplicate chance follows.
+func TestReport(t *testing.T) {
+	var clk clock
+	tab, err := bitmapwindow.NewTable(spec(window.FirstSeen), bitmapwindow.MemoryShards(G), new(bitmapwindow.MemoryLocker), bitmapwindow.Options{Clock: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := urls(1000)
+	for g, n := range []int{100, 200, 300, 400} {
+		sigs := make([]signature.Signature, n)
+		for i := range sigs {
+			sigs[i] = sigOf(ids[g*100+i]) // overlapping: gen 2 sees 200..299 again, gen 3 300..499
+		}
+		if err := tab.DecideBatch(sigs, make([]bool, n), nil); err != nil {
+			t.Fatal(err)
+		}
+		clk.add(time.Second)
+	}
+	clk.add(-time.Second)
+	r := tab.Report()
+	if r.Generation != 3 || fmt.Sprint(r.BitsSet) != "[200 200 200]" || r.FalseDup <= 0 || r.FalseDup > 1e-5 {
+		t.Fatalf("report %+v", r)
+	}
+}

@@ -214,3 +214,30 @@ func TestNewTableErrors(t *testing.T) {
 	}
 	_ = fmt.Sprint()
 }
+
+// Report counts URLs by the age of their stamp, and the expired ones.
+func TestReport(t *testing.T) {
+	spec := window.Spec{Epoch: epoch, Window: 3 * time.Second, Generations: 3, Policy: window.FirstSeen}
+	var clk clock
+	tab, err := keyedwindow.NewTable(spec, keyedwindow.MemoryShards(keyed.MinTableShardBytes*4), new(keyedwindow.MemoryLocker), keyedwindow.Options{Clock: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	geo := tab.Geometry()
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, n := range []int{100, 200, 300, 400} { // generations 0..3: the first leaves the window
+		locs, res := make([]keyed.Loc, n), make([]window.Result, n)
+		for i := range locs {
+			locs[i] = geo.Locate(rng.Uint64())
+		}
+		if err := tab.DecideBatch(locs, res, nil); err != nil {
+			t.Fatal(err)
+		}
+		clk.add(time.Second)
+	}
+	clk.add(-time.Second)
+	r := tab.Report()
+	if r.Generation != 3 || fmt.Sprint(r.Held) != "[400 300 200]" || r.Expired > 100 || r.Live() != 900 || r.FalseDup <= 0 {
+		t.Fatalf("report %+v", r)
+	}
+}
