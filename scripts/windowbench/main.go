@@ -30,11 +30,18 @@ func main() {
 	events := flag.Int("events", 4_000_000, "sightings in the stream")
 	pol := flag.String("policy", "first-seen", "first-seen or last-seen")
 	gens := flag.Int("generations", 6, "generations in the window")
+	fp := flag.Bool("false-dup", false, "instead: fill a windowed keyed table of -mem with -urls URLs spread over the window and query -queries URLs never inserted")
+	urls := flag.Int("urls", 10_000_000, "with -false-dup: URLs held")
+	queries := flag.Int("queries", 100_000_000, "with -false-dup: never-inserted queries")
 	flag.Parse()
 	bytes, err := format.ParseBytes(*mem)
 	check(err)
 	p, err := window.ParsePolicy(*pol)
 	check(err)
+	if *fp {
+		check(falseDup(bytes, *gens, *urls, *queries))
+		return
+	}
 	s := newStream(*events, *gens, 8, 1)
 	fmt.Printf("%d sightings of %d URLs over %d windows of %d generations, bursts of 8x in 15%% of the time; %s; %s each\n\n",
 		len(s.ids), s.distinct, 8, *gens, p, *mem)
@@ -233,4 +240,63 @@ func runAPBF(s *stream, pol window.Policy, mem int64, k int) (result, error) {
 		r.score(exact, recent, answers[i])
 	}
 	return r, nil
+}
+
+// falseDup fills a windowed keyed table of mem bytes with n URLs, an equal
+// share stamped in each generation of the window, then asks q URLs never
+// inserted, and prints the false duplicates against the model.
+func falseDup(mem int64, g, n, q int) error {
+	epoch := time.Unix(0, 0)
+	var gen int64
+	spec := window.Spec{Epoch: epoch, Window: time.Duration(g) * time.Second, Generations: g, Policy: window.FirstSeen}
+	area := mem/keyed.Shards - keyedwindow.HeaderBytes
+	for area&(area-1) != 0 {
+		area &= area - 1
+	}
+	tab, err := keyedwindow.NewTable(spec, keyedwindow.MemoryShards(area), new(keyedwindow.MemoryLocker),
+		keyedwindow.Options{Clock: func() time.Time { return epoch.Add(time.Duration(gen) * time.Second) }})
+	if err != nil {
+		return err
+	}
+	geo := tab.Geometry()
+	locs, res := make([]keyed.Loc, 1024), make([]window.Result, 1024)
+	start := time.Now()
+	full := 0
+	for i := 0; i < n; i += len(locs) {
+		gen = int64(i * g / n)
+		m := min(len(locs), n-i)
+		for j := range m {
+			locs[j] = geo.Locate(hash(i + j))
+		}
+		if err := tab.DecideBatch(locs[:m], res[:m], nil); err != nil {
+			return err
+		}
+		for _, r := range res[:m] {
+			if r == window.Full {
+				full++
+			}
+		}
+	}
+	fill := time.Since(start)
+	rep := tab.Report()
+	seen := make([]bool, 1024)
+	dups := 0
+	start = time.Now()
+	for i := 0; i < q; i += len(locs) {
+		m := min(len(locs), q-i)
+		for j := range m {
+			locs[j] = geo.Locate(hash(n + i + j)) // never inserted
+		}
+		tab.Check(locs[:m], seen[:m])
+		for _, s := range seen[:m] {
+			if s {
+				dups++
+			}
+		}
+	}
+	fmt.Printf("windowed keyed, %d MiB (%d slots), %d generations: %d URLs held (%d not stored), %v to fill\n",
+		(area+keyedwindow.HeaderBytes)*keyed.Shards>>20, rep.Slots, g, rep.Live(), full, fill.Round(time.Millisecond))
+	fmt.Printf("%d of %d never-inserted URLs answered duplicate: %.3g (model %.3g), %v\n",
+		dups, q, float64(dups)/float64(q), rep.FalseDup, time.Since(start).Round(time.Millisecond))
+	return nil
 }
