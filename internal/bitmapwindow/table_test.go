@@ -137,7 +137,11 @@ func TestDecideAgainstReference(t *testing.T) {
 func decideMany(t *testing.T, pol window.Policy, clk *clock, decide func(p int) func([]int) ([]bool, []int64, error)) {
 	t.Helper()
 	ids := urls(2000)
-	const procs, batches, batch = 4, 32, 100
+	const procs, batch = 4, 100
+	batches := 32
+	if raceEnabled {
+		batches = 16 // still 8 moves of the clock
+	}
 	logs := make([][]decision, procs)
 	var done atomic.Int64
 	var wg sync.WaitGroup
@@ -238,7 +242,11 @@ func TestRedis(t *testing.T) {
 		rng := rand.New(rand.NewPCG(9, uint64(pol)))
 		ids := urls(400)
 		seen := make([]bool, 1)
-		for step := range 1500 {
+		steps := 1500
+		if raceEnabled {
+			steps = 500
+		}
+		for step := range steps {
 			if step%25 == 24 {
 				clk.add(time.Duration(1+rng.IntN(4)) * time.Second)
 			}

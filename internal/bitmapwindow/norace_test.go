@@ -1,0 +1,5 @@
+//go:build !race
+
+package bitmapwindow_test
+
+const raceEnabled = false
