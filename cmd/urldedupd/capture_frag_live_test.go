@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
 
 // Live fragments: a client, a router and a server in three namespaces. The
@@ -20,43 +22,26 @@ import (
 // on that interface reports each request exactly once, with the datagrams
 // reassembled in its summary.
 func TestCaptureLiveFragments(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
-	}
-	id := fmt.Sprintf("udf%d", os.Getpid()%100000)
-	cli, rtr, srv := id+"c", id+"r", id+"s"
-	cliIf, rtrCli, rtrSrv, srvIf := id+"a", id+"b", id+"d", id+"e"
+	cli, rtr, srv := nettest.Namespace(t), nettest.Namespace(t), nettest.Namespace(t)
+	cliIf, rtrCli := nettest.Link(t, cli, rtr, 0)
+	rtrSrv, srvIf := nettest.Link(t, rtr, srv, 576)
+	nettest.Addr(t, cli, cliIf, "198.51.100.2/24")
+	nettest.Addr(t, rtr, rtrCli, "198.51.100.1/24")
+	nettest.Addr(t, rtr, rtrSrv, "203.0.113.1/24")
+	nettest.Addr(t, srv, srvIf, "203.0.113.2/24")
 	sh := func(args ...string) {
 		t.Helper()
 		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
 			t.Fatalf("%v: %v %s", args, err, out)
 		}
 	}
-	t.Cleanup(func() {
-		for _, ns := range []string{cli, rtr, srv} {
-			exec.Command("ip", "netns", "del", ns).Run()
-		}
-	})
-	for _, ns := range []string{cli, rtr, srv} {
-		sh("ip", "netns", "add", ns)
-		sh("ip", "-n", ns, "link", "set", "lo", "up")
-	}
-	sh("ip", "link", "add", cliIf, "netns", cli, "type", "veth", "peer", "name", rtrCli, "netns", rtr)
-	sh("ip", "link", "add", rtrSrv, "netns", rtr, "mtu", "576", "type", "veth", "peer", "name", srvIf, "netns", srv, "mtu", "576")
-	sh("ip", "-n", cli, "addr", "add", "198.51.100.2/24", "dev", cliIf)
-	sh("ip", "-n", rtr, "addr", "add", "198.51.100.1/24", "dev", rtrCli)
-	sh("ip", "-n", rtr, "addr", "add", "203.0.113.1/24", "dev", rtrSrv)
-	sh("ip", "-n", srv, "addr", "add", "203.0.113.2/24", "dev", srvIf)
-	for _, l := range [][2]string{{cli, cliIf}, {rtr, rtrCli}, {rtr, rtrSrv}, {srv, srvIf}} {
-		sh("ip", "-n", l[0], "link", "set", l[1], "up")
-	}
 	sh("ip", "-n", cli, "route", "add", "default", "via", "198.51.100.1")
 	sh("ip", "-n", srv, "route", "add", "default", "via", "203.0.113.1", "advmss", "1460")
 	sh("ip", "netns", "exec", rtr, "sysctl", "-qw", "net.ipv4.ip_forward=1")
 	sh("ip", "netns", "exec", cli, "sysctl", "-qw", "net.ipv4.ip_no_pmtu_disc=1")
 
-	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "203.0.113.2", "8080"))
-	waitListen(t, srv, 8080)
+	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "203.0.113.2", "8080")
+	nettest.WaitListen(t, srv, 8080)
 	tmp := t.TempDir()
 	pcap := filepath.Join(tmp, "server.pcap")
 	stopDump := tcpdump(t, srv, srvIf, "ip", pcap)
@@ -70,7 +55,7 @@ func TestCaptureLiveFragments(t *testing.T) {
 	}
 	cfgPath := filepath.Join(tmp, "curl.cfg")
 	os.WriteFile(cfgPath, []byte(cfg.String()), 0o644)
-	if out, err := exec.Command("ip", "netns", "exec", cli, "curl", "-s", "--max-time", "60", "-o", "/dev/null", "-K", cfgPath).CombinedOutput(); err != nil {
+	if out, err := nettest.Command(cli, "curl", "-s", "--max-time", "60", "-o", "/dev/null", "-K", cfgPath).CombinedOutput(); err != nil {
 		t.Fatalf("curl: %v %s", err, out)
 	}
 	capt.waitLines(n)

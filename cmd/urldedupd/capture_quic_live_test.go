@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
 
 // Live QUIC: capture on the server's end of a veth while quic-go clients
@@ -15,13 +17,13 @@ import (
 // tshark finds the same names in a tcpdump of the same traffic, and the
 // summary reads the kernel's drops.
 func TestCaptureQUICLive(t *testing.T) {
-	srv, cli, srvIf := netns(t)
+	srv, cli, srvIf := nettest.Veth(t)
 	probe := filepath.Join(t.TempDir(), "quicprobe")
 	if out, err := exec.Command("go", "build", "-o", probe, "../../scripts/quicprobe").CombinedOutput(); err != nil {
 		t.Fatalf("build quicprobe: %v %s", err, out)
 	}
 	for _, a := range []string{"192.0.2.1:443", "192.0.2.1:8443"} {
-		background(t, exec.Command("ip", "netns", "exec", srv, probe, "serve", "-listen", a))
+		nettest.Start(t, srv, probe, "serve", "-listen", a)
 	}
 	state := filepath.Join(t.TempDir(), "state")
 	if out, err := exec.Command(binary, "--dir", state, "init").CombinedOutput(); err != nil {
@@ -38,7 +40,7 @@ func TestCaptureQUICLive(t *testing.T) {
 			var out []byte
 			var err error
 			for try := 0; try < 5; try++ {
-				dial := exec.Command("ip", "netns", "exec", cli, probe, "dial", "-addr", c.addr, "-version", c.version, c.name)
+				dial := nettest.Command(cli, probe, "dial", "-addr", c.addr, "-version", c.version, c.name)
 				if out, err = dial.CombinedOutput(); err == nil {
 					break
 				}

@@ -2,11 +2,12 @@ package main_test
 
 import (
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
 
 // Live VLAN tags: the kernel takes the outer 802.1Q or 802.1ad tag off a
@@ -17,14 +18,14 @@ import (
 // encapsulation it had on the wire, and tcpdump's pcap of the same frames
 // (libpcap puts the tag back too) replays to the same records.
 func TestCaptureLiveVLANTags(t *testing.T) {
-	srv, cli, srvIf := netns(t)
+	srv, cli, srvIf := nettest.Veth(t)
 	cliIf := strings.TrimSuffix(srvIf, "a") + "b"
 	mac := macOf(t, srv, srvIf)
 	tmp := t.TempDir()
 	pcap := filepath.Join(tmp, "vlan.pcap")
 	stopDump := tcpdump(t, srv, srvIf, "", pcap) // no filter: "tcp" would miss the QinQ frames, their inner tag in the data
 	capt := startCapture(t, srv, srvIf, filepath.Join(tmp, "state"), "--json")
-	sent, err := exec.Command("ip", "netns", "exec", cli, "python3", "../../scripts/vlaninject.py",
+	sent, err := nettest.Command(cli, "python3", "../../scripts/vlaninject.py",
 		cliIf, mac, "192.0.2.2", "192.0.2.1", "8080").CombinedOutput()
 	if err != nil || strings.TrimSpace(string(sent)) != "8" {
 		t.Fatalf("vlaninject: %v %s", err, sent)

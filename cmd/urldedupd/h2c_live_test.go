@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
 
 // Live h2c: capture on the server's end of a veth while curl makes
@@ -18,20 +20,20 @@ import (
 // runs twice: every URL is reported new once, every repeat is a
 // duplicate, the h2c counters and the kernel's drop count are reported.
 func TestCaptureLiveH2C(t *testing.T) {
-	srv, cli, srvIf := netns(t)
+	srv, cli, srvIf := nettest.Veth(t)
 	dir := t.TempDir()
 	server := filepath.Join(dir, "h2cserver")
 	if out, err := exec.Command("go", "build", "-o", server, "../../scripts/h2cserver").CombinedOutput(); err != nil {
 		t.Fatalf("build h2cserver: %v %s", err, out)
 	}
-	background(t, exec.Command("ip", "netns", "exec", srv, server, "192.0.2.1:8080"))
+	nettest.Start(t, srv, server, "192.0.2.1:8080")
 
 	state := filepath.Join(dir, "state")
 	if out, err := exec.Command(binary, "--dir", state, "init").CombinedOutput(); err != nil {
 		t.Fatalf("init: %v %s", err, out)
 	}
 	capt := startCapture(t, srv, srvIf, state, "--bpf", "tcp port 8080")
-	waitListen(t, srv, 8080)
+	nettest.WaitListen(t, srv, 8080)
 
 	const base = "http://192.0.2.1:8080"
 	curl := func(args ...string) {

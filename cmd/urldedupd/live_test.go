@@ -13,41 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// netns makes two network namespaces joined by a veth pair: a server at
-// 192.0.2.1 and a client at 192.0.2.2 (TEST-NET-1, inside the namespaces
-// only). It returns the namespaces and the server's interface.
-func netns(t *testing.T) (srv, cli, srvIf string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
-	}
-	id := fmt.Sprintf("udt%d", os.Getpid()%100000)
-	srv, cli, srvIf = id+"s", id+"c", id+"a"
-	sh := func(args ...string) {
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %v: %v %s", args, err, out)
-		}
-	}
-	t.Cleanup(func() {
-		exec.Command("ip", "netns", "del", srv).Run()
-		exec.Command("ip", "netns", "del", cli).Run()
-	})
-	sh("netns", "add", srv)
-	sh("netns", "add", cli)
-	sh("link", "add", srvIf, "type", "veth", "peer", "name", id+"b")
-	sh("link", "set", srvIf, "netns", srv)
-	sh("link", "set", id+"b", "netns", cli)
-	sh("-n", srv, "addr", "add", "192.0.2.1/24", "dev", srvIf)
-	sh("-n", cli, "addr", "add", "192.0.2.2/24", "dev", id+"b")
-	for _, ns := range []string{srv, cli} {
-		sh("-n", ns, "link", "set", "lo", "up")
-	}
-	sh("-n", srv, "link", "set", srvIf, "up")
-	sh("-n", cli, "link", "set", id+"b", "up")
-	return srv, cli, srvIf
-}
+	"github.com/urldedupd/urldedupd/internal/nettest"
+)
 
 // background starts a command and kills it, by pid, when the test ends.
 func background(t *testing.T, cmd *exec.Cmd) {
@@ -65,15 +33,15 @@ func background(t *testing.T, cmd *exec.Cmd) {
 // distinct URLs and then the same 1,000 again: exactly the 1,000 are new,
 // every repeat is a duplicate, and the kernel's drop count is reported.
 func TestCaptureLive(t *testing.T) {
-	srv, cli, srvIf := netns(t)
-	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080"))
+	srv, cli, srvIf := nettest.Veth(t)
+	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 
 	state := filepath.Join(t.TempDir(), "state")
 	if out, err := exec.Command(binary, "--dir", state, "init").CombinedOutput(); err != nil {
 		t.Fatalf("init: %v %s", err, out)
 	}
 	capt := startCapture(t, srv, srvIf, state, "--bpf", "tcp port 8080")
-	waitListen(t, srv, 8080)
+	nettest.WaitListen(t, srv, 8080)
 
 	var cfg strings.Builder
 	for i := range 1000 {
@@ -82,7 +50,7 @@ func TestCaptureLive(t *testing.T) {
 	cfgPath := filepath.Join(t.TempDir(), "curl.cfg")
 	os.WriteFile(cfgPath, []byte(cfg.String()), 0o644)
 	for pass := range 2 {
-		curl := exec.Command("ip", "netns", "exec", cli, "curl", "-s", "--max-time", "60", "-K", cfgPath)
+		curl := nettest.Command(cli, "curl", "-s", "--max-time", "60", "-K", cfgPath)
 		curl.Stdout = nil // bodies discarded
 		if out, err := curl.CombinedOutput(); err != nil {
 			t.Fatalf("curl pass %d: %v %s", pass, err, out[:min(len(out), 300)])
@@ -196,20 +164,4 @@ func macOf(t *testing.T, ns, iface string) string {
 		t.Fatalf("the MAC address of %s: %v %s", iface, err, out)
 	}
 	return string(mac[1])
-}
-
-// waitListen waits, bounded, until something listens on TCP port in the
-// network namespace ns.
-func waitListen(t *testing.T, ns string, port int) {
-	t.Helper()
-	for i := 0; ; i++ {
-		out, _ := exec.Command("ip", "netns", "exec", ns, "ss", "-ltnH", fmt.Sprintf("sport = :%d", port)).Output()
-		if strings.Contains(string(out), "LISTEN") {
-			return
-		}
-		if i == 100 {
-			t.Fatalf("nothing listens on port %d in %s", port, ns)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

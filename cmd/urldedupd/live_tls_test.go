@@ -9,24 +9,26 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
 
 // capture --iface on a veth while curl makes TLS connections to three
 // names, twice: each host is reported new once, the repeats dup.
 func TestCaptureLiveTLS(t *testing.T) {
-	srv, cli, srvIf := netns(t)
+	srv, cli, srvIf := nettest.Veth(t)
 	dir := t.TempDir()
 	key, cert := filepath.Join(dir, "key.pem"), filepath.Join(dir, "cert.pem")
 	if out, err := exec.Command("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
 		"-keyout", key, "-out", cert, "-subj", "/CN=live.test", "-days", "1").CombinedOutput(); err != nil {
 		t.Fatalf("openssl req: %v %s", err, out)
 	}
-	background(t, exec.Command("ip", "netns", "exec", srv, "openssl", "s_server", "-quiet", "-accept", "443", "-cert", cert, "-key", key, "-www"))
+	nettest.Start(t, srv, "openssl", "s_server", "-quiet", "-accept", "443", "-cert", cert, "-key", key, "-www")
 	state := filepath.Join(dir, "state")
 	if out, err := exec.Command(binary, "--dir", state, "init").CombinedOutput(); err != nil {
 		t.Fatalf("init: %v %s", err, out)
 	}
-	capt := exec.Command("ip", "netns", "exec", srv, binary, "--dir", state, "capture", "--all", "--iface", srvIf, "--bpf", "tcp port 443")
+	capt := nettest.Command(srv, binary, "--dir", state, "capture", "--all", "--iface", srvIf, "--bpf", "tcp port 443")
 	stdout, _ := capt.StdoutPipe()
 	stderr, _ := capt.StderrPipe()
 	background(t, capt)
@@ -34,11 +36,11 @@ func TestCaptureLiveTLS(t *testing.T) {
 	if !errs.Scan() || !strings.Contains(errs.Text(), "capturing on "+srvIf) {
 		t.Fatalf("capture said %q", errs.Text())
 	}
-	waitListen(t, srv, 443)
+	nettest.WaitListen(t, srv, 443)
 	hosts := []string{"a.tls.example", "b.tls.example", "c.tls.example"}
 	for range 2 {
 		for _, h := range hosts {
-			curl := exec.Command("ip", "netns", "exec", cli, "curl", "-sk", "--max-time", "30", "-o", "/dev/null",
+			curl := nettest.Command(cli, "curl", "-sk", "--max-time", "30", "-o", "/dev/null",
 				"--resolve", h+":443:192.0.2.1", "https://"+h+"/")
 			if out, err := curl.CombinedOutput(); err != nil {
 				t.Fatalf("curl %s: %v %s", h, err, out)

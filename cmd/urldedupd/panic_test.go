@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
 
 var (
@@ -94,14 +96,14 @@ func TestReplayRecoversFromPanic(t *testing.T) {
 // on: a request sent afterwards is logged, the source stays up.
 func TestServeRecoversFromPanic(t *testing.T) {
 	bin := hooksBinary(t)
-	srv, cli, srvIf := netns(t)
-	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080"))
+	srv, cli, srvIf := nettest.Veth(t)
+	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	tmp := t.TempDir()
 	dir, events := filepath.Join(tmp, "state"), filepath.Join(tmp, "events.jsonl")
 	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
 		t.Fatal(stderr)
 	}
-	cmd := exec.Command("ip", "netns", "exec", srv, bin, "--dir", dir, "serve", "--log-format", "json",
+	cmd := nettest.Command(srv, bin, "--dir", dir, "serve", "--log-format", "json",
 		"--iface", srvIf, "--bpf", "tcp port 8080", "--events", events)
 	cmd.Env = append(os.Environ(), "URLDEDUPD_TEST_PANIC_ON=/boom")
 	logs := &lockedBuffer{}
@@ -117,9 +119,9 @@ func TestServeRecoversFromPanic(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	waitListen(t, srv, 8080)
+	nettest.WaitListen(t, srv, 8080)
 	for _, path := range []string{"/before", "/boom", "/after"} {
-		if out, err := exec.Command("ip", "netns", "exec", cli, "curl", "-s", "-o", "/dev/null", "--max-time", "10",
+		if out, err := nettest.Command(cli, "curl", "-s", "-o", "/dev/null", "--max-time", "10",
 			"http://192.0.2.1:8080"+path).CombinedOutput(); err != nil {
 			t.Fatalf("curl %s: %v %s", path, err, out)
 		}

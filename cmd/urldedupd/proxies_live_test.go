@@ -12,13 +12,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
 
 // tcpdump records iface in ns, for filter, into file until the returned
 // function stops it (SIGINT, by pid) and waits for it.
 func tcpdump(t *testing.T, ns, iface, filter, file string) (stop func()) {
 	t.Helper()
-	cmd := exec.Command("ip", "netns", "exec", ns, "tcpdump", "--immediate-mode", "-U", "-Z", "root", "-i", iface, "-w", file, filter)
+	cmd := nettest.Command(ns, "tcpdump", "--immediate-mode", "-U", "-Z", "root", "-i", iface, "-w", file, filter)
 	stderr, _ := cmd.StderrPipe()
 	background(t, cmd)
 	started := make(chan string, 1)
@@ -63,7 +65,7 @@ func hostsIn(t *testing.T, ns, name, addr string) {
 // inNS runs a command in ns and fails the test if it fails.
 func inNS(t *testing.T, ns string, args ...string) string {
 	t.Helper()
-	out, err := exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...).CombinedOutput()
+	out, err := nettest.Command(ns, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v: %v\n%s", args, err, out)
 	}
@@ -137,10 +139,10 @@ func tsharkRequests(t *testing.T, file string, extra ...string) []string {
 // or, without one, from the SOCKS destination. The ssh connection itself
 // is not HTTP and is no parse error.
 func TestReplaySOCKS(t *testing.T) {
-	srv, cli, srvIf := netns(t)
+	srv, cli, srvIf := nettest.Veth(t)
 	hostsIn(t, srv, "web.test", "192.0.2.1")
 	dir := t.TempDir()
-	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080"))
+	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	conf := filepath.Join(dir, "danted.conf")
 	os.WriteFile(conf, []byte(`logoutput: stderr
 internal: 192.0.2.1 port = 1080
@@ -152,7 +154,7 @@ user.unprivileged: nobody
 client pass { from: 0.0.0.0/0 to: 0.0.0.0/0 }
 socks pass { from: 0.0.0.0/0 to: 0.0.0.0/0 }
 `), 0o644)
-	background(t, exec.Command("ip", "netns", "exec", srv, "danted", "-f", conf, "-N", "1", "-p", filepath.Join(dir, "danted.pid")))
+	nettest.Start(t, srv, "danted", "-f", conf, "-N", "1", "-p", filepath.Join(dir, "danted.pid"))
 
 	// sshd in the server's namespace, ssh -D in the client's.
 	for _, k := range []string{"host", "user"} {
@@ -173,17 +175,17 @@ StrictModes no
 UsePAM no
 AllowTcpForwarding yes
 `, dir)), 0o644)
-	background(t, exec.Command("ip", "netns", "exec", srv, "/usr/sbin/sshd", "-D", "-e", "-f", sshdConf))
-	waitListen(t, srv, 8080)
-	waitListen(t, srv, 1080)
-	waitListen(t, srv, 2222)
+	nettest.Start(t, srv, "/usr/sbin/sshd", "-D", "-e", "-f", sshdConf)
+	nettest.WaitListen(t, srv, 8080)
+	nettest.WaitListen(t, srv, 1080)
+	nettest.WaitListen(t, srv, 2222)
 
 	srvPcap, loPcap := filepath.Join(dir, "socks.pcap"), filepath.Join(dir, "ssh-d.pcap")
 	stopSrv := tcpdump(t, srv, srvIf, "tcp port 1080 or tcp port 2222", srvPcap)
 	stopLo := tcpdump(t, cli, "lo", "tcp port 1081", loPcap)
-	background(t, exec.Command("ip", "netns", "exec", cli, "ssh", "-N", "-D", "127.0.0.1:1081", "-i", filepath.Join(dir, "user"),
-		"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=yes", "-p", "2222", "root@192.0.2.1"))
-	waitListen(t, cli, 1081)
+	nettest.Start(t, cli, "ssh", "-N", "-D", "127.0.0.1:1081", "-i", filepath.Join(dir, "user"),
+		"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=yes", "-p", "2222", "root@192.0.2.1")
+	nettest.WaitListen(t, cli, 1081)
 
 	curl := func(args ...string) {
 		t.Helper()
@@ -244,18 +246,18 @@ AllowTcpForwarding yes
 // method, with the tunnel's port), as is the one of a TLS connection
 // straight to the server: two records of https://web.test:8443/.
 func TestReplayCONNECT(t *testing.T) {
-	srv, cli, srvIf := netns(t)
+	srv, cli, srvIf := nettest.Veth(t)
 	hostsIn(t, srv, "web.test", "192.0.2.1")
 	hostsIn(t, cli, "web.test", "192.0.2.1")
 	dir := t.TempDir()
-	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080"))
+	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	key, cert := filepath.Join(dir, "key.pem"), filepath.Join(dir, "cert.pem")
 	if out, err := exec.Command("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
 		"-keyout", key, "-out", cert, "-subj", "/CN=web.test", "-days", "1").CombinedOutput(); err != nil {
 		t.Fatalf("openssl req: %v %s", err, out)
 	}
-	background(t, exec.Command("ip", "netns", "exec", srv, "openssl", "s_server", "-quiet", "-accept", "192.0.2.1:8443",
-		"-cert", cert, "-key", key, "-www"))
+	nettest.Start(t, srv, "openssl", "s_server", "-quiet", "-accept", "192.0.2.1:8443",
+		"-cert", cert, "-key", key, "-www")
 	conf := filepath.Join(dir, "tinyproxy.conf")
 	os.WriteFile(conf, []byte(`User nobody
 Group nogroup
@@ -267,10 +269,10 @@ Allow 192.0.2.0/24
 ConnectPort 8443
 ConnectPort 8080
 `), 0o644)
-	background(t, exec.Command("ip", "netns", "exec", srv, "tinyproxy", "-d", "-c", conf))
-	waitListen(t, srv, 8080)
-	waitListen(t, srv, 8443)
-	waitListen(t, srv, 3128)
+	nettest.Start(t, srv, "tinyproxy", "-d", "-c", conf)
+	nettest.WaitListen(t, srv, 8080)
+	nettest.WaitListen(t, srv, 8443)
+	nettest.WaitListen(t, srv, 3128)
 
 	pcap := filepath.Join(dir, "connect.pcap")
 	stop := tcpdump(t, srv, srvIf, "tcp port 3128 or tcp port 8443", pcap)

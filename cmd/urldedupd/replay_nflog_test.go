@@ -9,15 +9,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
 
 // NFLOG: an nftables "log group 5" rule on the client's output to port
 // 8080, tcpdump -i nflog:5 recording what it logs, curl fetching 10 URLs:
 // replay of the NFLOG capture finds the 10 requests tshark finds.
 func TestReplayNFLOG(t *testing.T) {
-	srv, cli, _ := netns(t)
-	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080"))
-	waitListen(t, srv, 8080)
+	srv, cli, _ := nettest.Veth(t)
+	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
+	nettest.WaitListen(t, srv, 8080)
 	for _, rule := range [][]string{
 		{"add", "table", "inet", "udt"},
 		{"add", "chain", "inet", "udt", "out", "{ type filter hook output priority 0; }"},
@@ -30,7 +32,7 @@ func TestReplayNFLOG(t *testing.T) {
 	tmp := t.TempDir()
 	pcap := filepath.Join(tmp, "nflog.pcap")
 	// tcpdump ends by itself (timeout), after the traffic: bounded.
-	dump := exec.Command("ip", "netns", "exec", cli, "timeout", "6", "tcpdump", "-n", "-i", "nflog:5", "--immediate-mode", "-U", "-w", pcap)
+	dump := nettest.Command(cli, "timeout", "6", "tcpdump", "-n", "-i", "nflog:5", "--immediate-mode", "-U", "-w", pcap)
 	dumpErr := &lockedBuffer{}
 	dump.Stderr = dumpErr
 	background(t, dump)
@@ -50,7 +52,7 @@ func TestReplayNFLOG(t *testing.T) {
 	}
 	cfgPath := filepath.Join(tmp, "curl.cfg")
 	os.WriteFile(cfgPath, []byte(cfg.String()), 0o644)
-	if out, err := exec.Command("ip", "netns", "exec", cli, "curl", "-s", "--max-time", "30", "-o", "/dev/null", "-K", cfgPath).CombinedOutput(); err != nil {
+	if out, err := nettest.Command(cli, "curl", "-s", "--max-time", "30", "-o", "/dev/null", "-K", cfgPath).CombinedOutput(); err != nil {
 		t.Fatalf("curl: %v %s", err, out)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -60,7 +62,7 @@ func TestReplayNFLOG(t *testing.T) {
 		t.Fatalf("tshark: %v", err)
 	}
 	if got := strings.Fields(string(out)); !slices.Equal(got, want) {
-		rules, _ := exec.Command("ip", "netns", "exec", cli, "nft", "list", "ruleset").CombinedOutput()
+		rules, _ := nettest.Command(cli, "nft", "list", "ruleset").CombinedOutput()
 		t.Fatalf("tshark finds %q\n%s\n%s", got, dumpErr.String(), rules)
 	}
 	stdout, stderr, code := run(t, nil, "--dir", filepath.Join(tmp, "state"), "replay", pcap)

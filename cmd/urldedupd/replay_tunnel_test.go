@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
 
 // Real VXLAN: two VXLAN links over the veth between the namespaces (port
@@ -19,7 +21,7 @@ import (
 // vxlan:9999, none with --udp-tunnel none (the datagrams then are other
 // frames, exit 0); tshark finds the same (told of 9999 with -d).
 func TestReplayVXLAN(t *testing.T) {
-	srv, cli, srvIf := netns(t)
+	srv, cli, srvIf := nettest.Veth(t)
 	cliIf := srvIf[:len(srvIf)-1] + "b"
 	ipn := func(args ...string) {
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
@@ -38,11 +40,11 @@ func TestReplayVXLAN(t *testing.T) {
 			ipn("-n", side.ns, "link", "set", vx, "up")
 		}
 	}
-	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "0.0.0.0", "8080"))
-	waitListen(t, srv, 8080)
+	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "0.0.0.0", "8080")
+	nettest.WaitListen(t, srv, 8080)
 	tmp := t.TempDir()
 	pcap := filepath.Join(tmp, "underlay.pcap")
-	dump := exec.Command("ip", "netns", "exec", srv, "tcpdump", "-i", srvIf, "--immediate-mode", "-U", "-w", pcap, "udp")
+	dump := nettest.Command(srv, "tcpdump", "-i", srvIf, "--immediate-mode", "-U", "-w", pcap, "udp")
 	dumpErr := &lockedBuffer{}
 	dump.Stderr = dumpErr
 	background(t, dump)
@@ -58,7 +60,7 @@ func TestReplayVXLAN(t *testing.T) {
 	}
 	cfgPath := filepath.Join(tmp, "curl.cfg")
 	os.WriteFile(cfgPath, []byte(cfg.String()), 0o644)
-	if out, err := exec.Command("ip", "netns", "exec", cli, "curl", "-s", "--max-time", "30", "-o", "/dev/null", "-K", cfgPath).CombinedOutput(); err != nil {
+	if out, err := nettest.Command(cli, "curl", "-s", "--max-time", "30", "-o", "/dev/null", "-K", cfgPath).CombinedOutput(); err != nil {
 		t.Fatalf("curl: %v %s", err, out)
 	}
 	time.Sleep(200 * time.Millisecond)

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
 
 // serve --iface on Redis (both in the server's namespace): Redis is killed
@@ -16,18 +18,18 @@ import (
 // the source stays up, and once Redis is back, later requests are decided
 // and logged. SIGTERM exits 0.
 func TestServeRedisDownCaptureGoesOn(t *testing.T) {
-	srv, cli, srvIf := netns(t)
-	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080"))
+	srv, cli, srvIf := nettest.Veth(t)
+	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	tmp := t.TempDir()
 	var redis *exec.Cmd
 	startRedis := func() {
-		redis = exec.Command("ip", "netns", "exec", srv, "redis-server", "--bind", "127.0.0.1", "--port", "6379",
+		redis = nettest.Command(srv, "redis-server", "--bind", "127.0.0.1", "--port", "6379",
 			"--dir", tmp, "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "no")
 		if err := redis.Start(); err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; ; i++ {
-			out, _ := exec.Command("ip", "netns", "exec", srv, "redis-cli", "-p", "6379", "ping").Output()
+			out, _ := nettest.Command(srv, "redis-cli", "-p", "6379", "ping").Output()
 			if strings.TrimSpace(string(out)) == "PONG" {
 				return
 			}
@@ -54,7 +56,7 @@ func TestServeRedisDownCaptureGoesOn(t *testing.T) {
 		"--iface", srvIf, "--bpf", "tcp port 8080", "--events", events)
 	c := unixClient(sock)
 	up := `urldedupd_source_up{source="` + srvIf + `"}`
-	waitListen(t, srv, 8080)
+	nettest.WaitListen(t, srv, 8080)
 	fetchPaths(t, cli, "a", 0, 5)
 	if got := waitLines(t, events, 5); len(got) != 5 {
 		t.Fatalf("with Redis up: %d events", len(got))

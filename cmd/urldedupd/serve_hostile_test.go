@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
 
 // serve --iface on one end of a veth; from the other end, crafted frames
@@ -21,9 +23,9 @@ import (
 // segments). serve stays up, its API answers, its source is still up, and a
 // normal request sent afterwards is in the event log.
 func TestServeSurvivesHostileFrames(t *testing.T) {
-	srv, cli, srvIf := netns(t)
+	srv, cli, srvIf := nettest.Veth(t)
 	cliIf := strings.TrimSuffix(srvIf, "a") + "b"
-	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080"))
+	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	tmp := t.TempDir()
 	dir, events := filepath.Join(tmp, "state"), filepath.Join(tmp, "events.jsonl")
 	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
@@ -32,7 +34,7 @@ func TestServeSurvivesHostileFrames(t *testing.T) {
 	var stderr lockedBuffer
 	cmd, sock := serveLogging(t, &stderr, []string{"ip", "netns", "exec", srv}, dir, "--iface", srvIf, "--events", events)
 	c := unixClient(sock)
-	waitListen(t, srv, 8080)
+	nettest.WaitListen(t, srv, 8080)
 
 	mac := macOf(t, srv, srvIf)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -76,7 +78,7 @@ func TestServeSurvivesHostileFrames(t *testing.T) {
 	}
 
 	const after = "http://192.0.2.1:8080/after-hostile"
-	if out, err := exec.Command("ip", "netns", "exec", cli, "curl", "-s", "-o", "/dev/null", "--max-time", "10", after).CombinedOutput(); err != nil {
+	if out, err := nettest.Command(cli, "curl", "-s", "-o", "/dev/null", "--max-time", "10", after).CombinedOutput(); err != nil {
 		t.Fatalf("curl: %v %s", err, out)
 	}
 	deadline = time.Now().Add(10 * time.Second)

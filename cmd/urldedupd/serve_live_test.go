@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
 
 // eventURLs reads an event log's records, failing on a malformed one.
@@ -52,15 +54,15 @@ func waitLines(t *testing.T, path string, n int) []string {
 // serve captures on a veth into its event log; the log is renamed and
 // SIGHUP sent: later events go to a new file at the old path, none lost.
 func TestServeEventsSIGHUP(t *testing.T) {
-	srv, cli, srvIf := netns(t)
-	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080"))
+	srv, cli, srvIf := nettest.Veth(t)
+	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	tmp := t.TempDir()
 	dir, events := filepath.Join(tmp, "state"), filepath.Join(tmp, "events.jsonl")
 	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
 		t.Fatal(stderr)
 	}
 	cmd, sock := serveIn(t, []string{"ip", "netns", "exec", srv}, dir, "--iface", srvIf, "--bpf", "tcp port 8080", "--events", events)
-	waitListen(t, srv, 8080)
+	nettest.WaitListen(t, srv, 8080)
 	fetch := func(from, to int) {
 		var cfg strings.Builder
 		for i := from; i < to; i++ {
@@ -68,7 +70,7 @@ func TestServeEventsSIGHUP(t *testing.T) {
 		}
 		p := filepath.Join(tmp, fmt.Sprintf("curl-%d.cfg", from))
 		os.WriteFile(p, []byte(cfg.String()), 0o644)
-		if out, err := exec.Command("ip", "netns", "exec", cli, "curl", "-s", "--max-time", "30", "-o", "/dev/null", "-K", p).CombinedOutput(); err != nil {
+		if out, err := nettest.Command(cli, "curl", "-s", "--max-time", "30", "-o", "/dev/null", "-K", p).CombinedOutput(); err != nil {
 			t.Fatalf("curl: %v %s", err, out)
 		}
 	}
@@ -134,8 +136,8 @@ func TestServeEventsSIGHUP(t *testing.T) {
 // serve started as root drops to --user after opening its sockets, and
 // capture and the state keep working.
 func TestServeDropsPrivileges(t *testing.T) {
-	srv, cli, srvIf := netns(t)
-	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080"))
+	srv, cli, srvIf := nettest.Veth(t)
+	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	tmp := t.TempDir()
 	os.Chmod(tmp, 0o755)
 	dir, events := filepath.Join(tmp, "state"), filepath.Join(tmp, "events.jsonl")
@@ -154,8 +156,8 @@ func TestServeDropsPrivileges(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	waitListen(t, srv, 8080)
-	if out, err := exec.Command("ip", "netns", "exec", cli, "curl", "-s", "-o", "/dev/null", "--max-time", "10",
+	nettest.WaitListen(t, srv, 8080)
+	if out, err := nettest.Command(cli, "curl", "-s", "-o", "/dev/null", "--max-time", "10",
 		"http://192.0.2.1:8080/as-nobody").CombinedOutput(); err != nil {
 		t.Fatalf("curl: %v %s", err, out)
 	}

@@ -3,12 +3,13 @@ package main_test
 import (
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
 
 // serve on a veth that carries frames it cannot decode (an EtherType sent
@@ -16,7 +17,7 @@ import (
 // reason and the datagrams as other (not malformed), and the log names the
 // reason once, and again with the count when serve stops.
 func TestServeUndecodedFrames(t *testing.T) {
-	srv, cli, srvIf := netns(t)
+	srv, cli, srvIf := nettest.Veth(t)
 	cliIf := srvIf[:len(srvIf)-1] + "b"
 	dir := filepath.Join(t.TempDir(), "state")
 	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
@@ -29,13 +30,13 @@ func TestServeUndecodedFrames(t *testing.T) {
 		"s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\n" +
 		"s.bind(('" + cliIf + "', 0))\n" +
 		"for _ in range(30): s.send(b'\\xff' * 6 + b'\\x02\\x00\\x00\\x00\\x00\\x02' + b'\\x88\\xb5' + b'x' * 46)\n"
-	if out, err := exec.Command("ip", "netns", "exec", cli, "python3", "-c", send).CombinedOutput(); err != nil {
+	if out, err := nettest.Command(cli, "python3", "-c", send).CombinedOutput(); err != nil {
 		t.Fatalf("python3: %v %s", err, out)
 	}
 	udp := "import socket\n" +
 		"s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n" +
 		"for _ in range(5): s.sendto(b'x', ('192.0.2.1', 9))\n"
-	if out, err := exec.Command("ip", "netns", "exec", cli, "python3", "-c", udp).CombinedOutput(); err != nil {
+	if out, err := nettest.Command(cli, "python3", "-c", udp).CombinedOutput(); err != nil {
 		t.Fatalf("python3: %v %s", err, out)
 	}
 	c := unixClient(sock)

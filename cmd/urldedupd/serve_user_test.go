@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
 
 // userTree makes a directory tree the given user can walk (but not write):
@@ -93,7 +95,7 @@ func fetchPaths(t *testing.T, cli, prefix string, from, to int) {
 	}
 	p := filepath.Join(t.TempDir(), "curl.cfg")
 	os.WriteFile(p, []byte(cfg.String()), 0o644)
-	if out, err := exec.Command("ip", "netns", "exec", cli, "curl", "-s", "--max-time", "30", "-o", "/dev/null", "-K", p).CombinedOutput(); err != nil {
+	if out, err := nettest.Command(cli, "curl", "-s", "--max-time", "30", "-o", "/dev/null", "-K", p).CombinedOutput(); err != nil {
 		t.Fatalf("curl: %v %s", err, out)
 	}
 }
@@ -112,8 +114,8 @@ func paths(prefix string, from, to int) []string {
 // metrics say so; once the directory is writable, the next SIGHUP switches
 // to the new file. SIGTERM then exits 0 and removes the socket.
 func TestServeUserEventLogReopenFails(t *testing.T) {
-	srv, cli, srvIf := netns(t)
-	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080"))
+	srv, cli, srvIf := nettest.Veth(t)
+	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	uid, gid := lookupUser(t, "nobody")
 	tmp := userTree(t)
 	dir, logDir, runDir := filepath.Join(tmp, "state"), filepath.Join(tmp, "log"), filepath.Join(tmp, "run")
@@ -128,7 +130,7 @@ func TestServeUserEventLogReopenFails(t *testing.T) {
 	cmd, _ := serveLogging(t, &stderr, []string{"ip", "netns", "exec", srv}, dir,
 		"--iface", srvIf, "--bpf", "tcp port 8080", "--events", events, "--socket", sock, "--user", "nobody")
 	c := unixClient(sock)
-	waitListen(t, srv, 8080)
+	nettest.WaitListen(t, srv, 8080)
 	fetchPaths(t, cli, "a", 0, 10)
 	if got := waitLines(t, events, 10); len(got) != 10 {
 		t.Fatalf("before rotation: %d events", len(got))
@@ -245,8 +247,8 @@ func TestServeUserSocket(t *testing.T) {
 // capture keeps running, and once there is room again new records are
 // written. Needs root to mount a small tmpfs.
 func TestServeEventLogFull(t *testing.T) {
-	srv, cli, srvIf := netns(t)
-	background(t, exec.Command("ip", "netns", "exec", srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080"))
+	srv, cli, srvIf := nettest.Veth(t)
+	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	tmp := t.TempDir()
 	mnt := mountFS(t, "tmpfs", "-o", "size=1m")
 	dir, events := filepath.Join(tmp, "state"), filepath.Join(mnt, "events.jsonl")
@@ -257,7 +259,7 @@ func TestServeEventLogFull(t *testing.T) {
 	cmd, sock := serveLogging(t, &stderr, []string{"ip", "netns", "exec", srv}, dir,
 		"--iface", srvIf, "--bpf", "tcp port 8080", "--events", events)
 	c := unixClient(sock)
-	waitListen(t, srv, 8080)
+	nettest.WaitListen(t, srv, 8080)
 
 	// The event log is still empty: with every page of the tmpfs taken,
 	// no byte of a record fits (no torn record).

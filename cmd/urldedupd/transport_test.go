@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
 
 // recordCurl runs httpserver.py (with serverArgs) in a server namespace
@@ -18,10 +20,10 @@ import (
 // server's veth.
 func recordCurl(t *testing.T, sysctls, serverArgs []string, curls ...[]string) string {
 	t.Helper()
-	srv, cli, srvIf := netns(t)
+	srv, cli, srvIf := nettest.Veth(t)
 	for _, ns := range []string{srv, cli} {
 		for _, s := range sysctls {
-			if out, err := exec.Command("ip", "netns", "exec", ns, "sysctl", "-w", s).CombinedOutput(); err != nil {
+			if out, err := nettest.Command(ns, "sysctl", "-w", s).CombinedOutput(); err != nil {
 				t.Fatalf("sysctl in %s: %v %s", ns, err, out)
 			}
 		}
@@ -31,7 +33,7 @@ func recordCurl(t *testing.T, sysctls, serverArgs []string, curls ...[]string) s
 	pcap := filepath.Join(t.TempDir(), "curl.pcap")
 	// --immediate-mode: else packets wait in the ring's block for up to a
 	// second, and stopping tcpdump loses them.
-	dump := exec.Command("ip", "netns", "exec", srv, "tcpdump", "-Z", "root", "--immediate-mode", "-U", "-n", "-i", srvIf, "-w", pcap, "tcp port 8080")
+	dump := nettest.Command(srv, "tcpdump", "-Z", "root", "--immediate-mode", "-U", "-n", "-i", srvIf, "-w", pcap, "tcp port 8080")
 	stderr, _ := dump.StderrPipe()
 	background(t, dump)
 	listening := make(chan bool, 1)
@@ -48,7 +50,7 @@ func recordCurl(t *testing.T, sysctls, serverArgs []string, curls ...[]string) s
 	case <-time.After(10 * time.Second):
 		t.Fatal("tcpdump did not start")
 	}
-	waitListen(t, srv, 8080)
+	nettest.WaitListen(t, srv, 8080)
 	for _, c := range curls {
 		args := append([]string{"netns", "exec", cli, "curl", "-s", "-o", "/dev/null", "--max-time", "10"}, c...)
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {

@@ -2,61 +2,15 @@ package capture
 
 import (
 	"bufio"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/nettest"
 )
-
-// loNamespace makes a network namespace with only its loopback up, and
-// removes it when the test ends.
-func loNamespace(t *testing.T) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
-	}
-	ns := fmt.Sprintf("udtnh%d", os.Getpid()%100000)
-	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-	if out, err := exec.Command("ip", "-n", ns, "link", "set", "lo", "up").CombinedOutput(); err != nil {
-		t.Fatalf("lo up: %v %s", err, out)
-	}
-	return ns
-}
-
-// startIn starts a command in ns, killed by pid when the test ends.
-func startIn(t *testing.T, ns string, args ...string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
-	return cmd
-}
-
-func waitPort(t *testing.T, ns string, port int) {
-	t.Helper()
-	for i := 0; ; i++ {
-		out, _ := exec.Command("ip", "netns", "exec", ns, "ss", "-ltnH", fmt.Sprintf("sport = :%d", port)).Output()
-		if strings.Contains(string(out), "LISTEN") {
-			return
-		}
-		if i == 100 {
-			t.Fatalf("nothing listens on port %d", port)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
 
 // Real clients of other protocols (curl over TLS, SMTP, POP3, IMAP, FTP
 // and HTTP/2 with prior knowledge, ssh), recorded by tcpdump: each client stream is counted by its
@@ -65,22 +19,22 @@ func waitPort(t *testing.T, ns string, port int) {
 // the server's address and port) and, when h2c is selected, the HTTP/2
 // request.
 func TestNonHTTPStreams(t *testing.T) {
-	ns := loNamespace(t)
+	ns := nettest.Namespace(t)
 	dir := t.TempDir()
 	key, cert := filepath.Join(dir, "key.pem"), filepath.Join(dir, "cert.pem")
 	if out, err := exec.Command("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
 		"-keyout", key, "-out", cert, "-subj", "/CN=localhost", "-days", "1").CombinedOutput(); err != nil {
 		t.Fatalf("openssl req: %v %s", err, out)
 	}
-	startIn(t, ns, "openssl", "s_server", "-quiet", "-accept", "127.0.0.1:8443", "-cert", cert, "-key", key, "-www")
-	startIn(t, ns, "python3", "../../scripts/greeter.py", "127.0.0.1",
+	nettest.Start(t, ns, "openssl", "s_server", "-quiet", "-accept", "127.0.0.1:8443", "-cert", cert, "-key", key, "-www")
+	nettest.Start(t, ns, "python3", "../../scripts/greeter.py", "127.0.0.1",
 		"2525:220 smtp.test ESMTP", "1100:+OK POP3 ready", "1430:* OK IMAP4rev1 ready", "2121:220 FTP ready", "2222:SSH-2.0-greeter", "8080:not HTTP/2")
 	for _, p := range []int{8443, 2525, 1100, 1430, 2121, 2222, 8080} {
-		waitPort(t, ns, p)
+		nettest.WaitListen(t, ns, p)
 	}
 
 	pcap := filepath.Join(dir, "nonhttp.pcap")
-	dump := exec.Command("ip", "netns", "exec", ns, "tcpdump", "--immediate-mode", "-U", "-Z", "root", "-i", "lo", "-w", pcap, "tcp")
+	dump := nettest.Command(ns, "tcpdump", "--immediate-mode", "-U", "-Z", "root", "-i", "lo", "-w", pcap, "tcp")
 	stderr, _ := dump.StderrPipe()
 	if err := dump.Start(); err != nil {
 		t.Fatal(err)
@@ -93,7 +47,7 @@ func TestNonHTTPStreams(t *testing.T) {
 	client := func(args ...string) {
 		// The servers refuse after the first command: the clients fail,
 		// what they sent is what is looked at.
-		exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...).Run()
+		nettest.Command(ns, args...).Run()
 	}
 	curl := []string{"curl", "-s", "--max-time", "30", "-o", "/dev/null"} // generous: a loaded machine
 	client(append(curl, "-k", "https://127.0.0.1:8443/")...)

@@ -114,9 +114,11 @@ func checkOnce(t *testing.T, tab *Table, shards [][]byte, n int, news map[int]in
 }
 
 // TestExactlyOnceGoroutines: 8 goroutines on one MAP_SHARED mapping, each
-// deciding half of 400,000 URLs, every URL by four of them.
+// deciding half of 400,000 URLs (sized: 50,000 under -race), every URL by
+// four of them.
 func TestExactlyOnceGoroutines(t *testing.T) {
-	const n, workers = 400000, 8
+	const workers = 8
+	n := sized(400000)
 	shards := mapShards(t, t.TempDir(), onceShardBytes)
 	tab, err := NewTable(shards, false)
 	if err != nil {
@@ -156,7 +158,7 @@ func TestExactlyOnceGoroutines(t *testing.T) {
 		}
 	}
 	checkOnce(t, tab, shards, n, all, 0)
-	if c := tab.Counts(); c.New != uint64(len(all)) || c.New+c.Dup != workers*n/2 || c.Full != 0 {
+	if c := tab.Counts(); c.New != uint64(len(all)) || c.New+c.Dup != uint64(workers*n/2) || c.Full != 0 {
 		t.Errorf("counts %+v for %d new", c, len(all))
 	}
 }
@@ -214,9 +216,10 @@ func (p *helperProc) wait(t *testing.T, wantOK bool) {
 }
 
 // TestExactlyOnceProcesses: 4 processes on one set of MAP_SHARED files,
-// each deciding half of 400,000 URLs, every URL by two of them.
+// each deciding half of 400,000 URLs (sized: 50,000 under -race), every
+// URL by two of them.
 func TestExactlyOnceProcesses(t *testing.T) {
-	const n = 400000
+	n := sized(400000)
 	dir := t.TempDir()
 	var ps []*helperProc
 	for w := range 4 {
@@ -239,9 +242,12 @@ func TestExactlyOnceProcesses(t *testing.T) {
 
 // TestKillMidRun kills one of 4 processes with SIGKILL mid-run: the others
 // still decide every URL exactly once, and at most the killed process's
-// last batch (stored, not yet reported) is never reported new.
+// last batch (stored, not yet reported) is never reported new. 600,000
+// URLs (sized: 75,000 under -race, still 293 batches for the victim,
+// killed after 100).
 func TestKillMidRun(t *testing.T) {
-	const n, batch = 600000, 256
+	const batch = 256
+	n := sized(600000)
 	dir := t.TempDir()
 	victim := startHelper(t, dir, 0, n, n)
 	var ps []*helperProc

@@ -1,0 +1,6 @@
+//go:build race
+
+package state_test
+
+// raceEnabled is true under the race detector (see sized_test.go).
+const raceEnabled = true

@@ -1,0 +1,18 @@
+package state_test
+
+// raceDivisor is how much smaller sized makes a test under the race
+// detector, which runs the same code about ten times slower.
+const raceDivisor = 8
+
+// sized returns n, or n/raceDivisor under the race detector: for the tests
+// whose property is relative (a rate within standard deviations that
+// follow the count) and holds at an eighth of the size. The full size
+// runs in make test's plain pass; the race pass checks the same property,
+// with every memory access watched, on fewer URLs. The URLs and their
+// signatures are fixed, so a size that passes passes on every run.
+func sized(n int) int {
+	if raceEnabled {
+		return n / raceDivisor
+	}
+	return n
+}
