@@ -95,7 +95,8 @@ func (s *Stats) Decoded() uint64 { return s.TCP + s.Other + s.Fragments }
 type Engine struct {
 	dec    *decode.Decoder
 	asm    *assembler
-	quic   *quicReader // nil unless Protos has ProtoQUIC
+	tcp    *streamParsers // the parsers' factory and totals
+	quic   *quicReader    // nil unless Protos has ProtoQUIC
 	ports  *[65536]bool
 	protos Protos
 	emit   func(*Request)
@@ -132,8 +133,7 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 	if e.protos == 0 {
 		e.protos = AllProtos
 	}
-	e.asm = newAssembler(&opts.Assembler, e.record)
-	e.asm.protos = e.protos
+	e.asm = newProtoAssembler(&opts.Assembler, e.record, e.protos, &e.tcp)
 	if e.protos.Has(ProtoQUIC) {
 		e.quic = newQUICReader(&opts.QUIC, e.record)
 		e.dec.ClaimUDP = isQUIC
@@ -332,8 +332,11 @@ func (e *Engine) Stats() Stats {
 	s := e.stats
 	s.Defrag = DefragStats(e.dec.FragStats())
 	s.Assembler = e.asm.CurrentStats()
-	s.TLS = e.asm.tls
-	s.H2C = e.asm.h2c
+	s.Assembler.Requests = e.tcp.asm.Requests
+	s.Assembler.ParseErrors = e.tcp.asm.ParseErrors
+	s.Assembler.NonHTTP = e.tcp.asm.NonHTTP
+	s.TLS = e.tcp.tls
+	s.H2C = e.tcp.h2c
 	if e.quic != nil {
 		s.QUIC = e.quic.currentStats()
 	}

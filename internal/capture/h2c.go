@@ -2,6 +2,7 @@ package capture
 
 import (
 	"errors"
+	"github.com/urldedupd/urldedupd/internal/capture/record"
 	"net/netip"
 
 	"github.com/urldedupd/urldedupd/internal/counter"
@@ -133,7 +134,7 @@ func (p *reqParser) collectH2C(s *H2CStats) {
 // URL, changes its host or breaks a line of the text formats.
 func appendH2URL(dst []byte, r *h2c.Request, dest []byte, server netip.AddrPort) (url []byte, tunnel bool) {
 	if string(r.Method) == "CONNECT" && len(r.Path) == 0 {
-		return appendHostName(dst, r.Authority), true
+		return record.AppendHostName(dst, r.Authority), true
 	}
 	if len(r.Scheme) > 0 {
 		dst = appendScheme(dst, r.Scheme)
@@ -143,13 +144,13 @@ func appendH2URL(dst []byte, r *h2c.Request, dest []byte, server netip.AddrPort)
 	dst = append(dst, "://"...)
 	switch {
 	case len(r.Authority) > 0:
-		dst = appendHostName(dst, r.Authority)
+		dst = record.AppendHostName(dst, r.Authority)
 	case len(dest) > 0:
 		dst = append(dst, dest...)
 	default:
 		dst = appendHostPort(dst, server)
 	}
-	return appendPath(dst, r.Path), false
+	return record.AppendPath(dst, r.Path), false
 }
 
 // appendScheme appends a URL scheme as sent, its bytes other than
@@ -160,31 +161,6 @@ func appendScheme(dst, scheme []byte) []byte {
 			c = '_'
 		}
 		dst = append(dst, c)
-	}
-	return dst
-}
-
-// appendPath appends a request target as sent, its spaces and the bytes
-// of each character the text rule forbids (controls, DEL, U+2028, U+2029,
-// bytes that are not UTF-8; see text.go) percent-encoded.
-func appendPath(dst, path []byte) []byte {
-	const hex = "0123456789ABCDEF"
-	for i := 0; i < len(path); {
-		c := path[i]
-		if c > ' ' && c < 0x7f {
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		n, forbidden := nextChar(path, i)
-		if forbidden || c == ' ' {
-			for _, c := range path[i : i+n] {
-				dst = append(dst, '%', hex[c>>4], hex[c&15])
-			}
-		} else {
-			dst = append(dst, path[i:i+n]...)
-		}
-		i += n
 	}
 	return dst
 }

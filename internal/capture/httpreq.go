@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 
+	"github.com/urldedupd/urldedupd/internal/capture/stream"
 	"github.com/urldedupd/urldedupd/internal/h2c"
 )
 
@@ -13,19 +14,19 @@ import (
 // pipelined request is found. Junk between requests is skipped line by
 // line; after a gap it resynchronises at the next request line.
 type reqParser struct {
-	maxLine  int
-	line     []byte // a line split across segments
-	req      []byte // SOCKS destination, method, target and host, back to back
-	dest     int32  // req[:dest]: the SOCKS destination, host[:port]
-	method   int32  // req[dest:method]
-	target   int32  // req[method:target]
-	host     int32  // req[target:host]; 0 when no Host header
+	cfg      *streamParsers // what is read, where records and counts go: shared
+	line     []byte         // a line split across segments
+	req      []byte         // SOCKS destination, method, target and host, back to back
+	dest     int32          // req[:dest]: the SOCKS destination, host[:port]
+	method   int32          // req[dest:method]
+	target   int32          // req[method:target]
+	host     int32          // req[target:host]; 0 when no Host header
 	hdrBytes int
 	bodyLeft int64
 	r        request
 	budget   int // most bytes line and req may hold together, in capacity
 
-	// counters, read by the assembler
+	// counters, collected into cfg (overflows into its sink at each Feed)
 	errors    uint64
 	overflows uint64 // lines or requests dropped for the budget
 
@@ -40,7 +41,6 @@ type reqParser struct {
 	pending   uint8 // a StreamKind + 1 recognised, not yet counted
 
 	// TLS: a ClientHello collected in line (tlsFeed).
-	tls         bool    // ClientHellos are read (tls is recorded)
 	recHdrN     uint8   // bytes of recHdr held
 	recHdr      [5]byte // a TLS record header split across segments
 	recLeft     uint16  // bytes of the current record still to come
@@ -49,7 +49,6 @@ type reqParser struct {
 	tlsTooLarge uint8
 
 	// HTTP/2 in cleartext (see h2c.go)
-	h2On      bool         // decode HTTP/2 streams (else they are skipped as StreamHTTP2)
 	h2        *h2c.Decoder // in state stH2C
 	upgrade   bool         // the request being parsed asked for "Upgrade: h2c"
 	h2Upgrade bool         // the last request did: its server may have switched to HTTP/2
@@ -86,13 +85,20 @@ type request struct {
 	hasHost              bool
 	tunnel               bool // a CONNECT: target is the authority it opens
 	minor                byte
+	destPort             uint16       // with hello: the port a tunnel opened, 0 when none
 	h2                   *h2c.Request // an HTTP/2 request: the fields above but dest are unset
 	hello                []byte       // a TLS handshake message (a ClientHello) instead of a request
-	destPort             uint16       // with hello: the port a tunnel opened, 0 when none
 }
 
+// newReqParser returns a parser of lines up to maxLine bytes that reads
+// neither TLS nor HTTP/2 and reports to no sink: for the tests, which
+// call feed, gap and close with their own emit.
 func newReqParser(maxLine int) *reqParser {
-	return &reqParser{maxLine: maxLine, budget: math.MaxInt, state: stSniff}
+	return newStreamParser(&streamParsers{maxLine: maxLine, sink: stream.NewSink(nil)})
+}
+
+func newStreamParser(cfg *streamParsers) *reqParser {
+	return &reqParser{cfg: cfg, budget: math.MaxInt, state: stSniff}
 }
 
 // fits reports whether buf (p.line or p.req) can hold n bytes within the
@@ -158,7 +164,7 @@ func (p *reqParser) feed(data []byte, emit func(*request)) {
 			continue
 		}
 		if len(p.line) > 0 {
-			if len(p.line)+len(line) > p.maxLine {
+			if len(p.line)+len(line) > p.cfg.maxLine {
 				p.line = p.line[:0]
 				p.lineTooLong()
 				continue
@@ -174,7 +180,7 @@ func (p *reqParser) feed(data []byte, emit func(*request)) {
 				p.line = nil
 			}
 		}
-		if len(line) > p.maxLine {
+		if len(line) > p.cfg.maxLine {
 			p.lineTooLong()
 			continue
 		}
@@ -194,7 +200,7 @@ func (p *reqParser) keep(data []byte) {
 	if p.overflow {
 		return
 	}
-	if len(p.line)+len(data) > p.maxLine {
+	if len(p.line)+len(data) > p.cfg.maxLine {
 		p.overflow = true
 		p.line = p.line[:0]
 		return
@@ -214,7 +220,7 @@ func (p *reqParser) lineTooLong() {
 	case stRequest:
 		p.junkLine()
 	case stHeaders, stTrailers:
-		p.hdrBytes += p.maxLine
+		p.hdrBytes += p.cfg.maxLine
 	default: // a chunk-size line: lost sync
 		p.errors++
 		p.state = stRequest
@@ -450,7 +456,7 @@ func (p *reqParser) close(emit func(*request)) {
 // HTTP/1.1.
 func (p *reqParser) upgraded(emit func(*request)) {
 	p.h2Upgrade = false
-	if !p.h2On {
+	if !p.cfg.readH2C {
 		p.state, p.pending = stSkip, uint8(StreamHTTP2)+1
 		return
 	}

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/urldedupd/urldedupd/internal/capture/record"
 	"github.com/urldedupd/urldedupd/internal/counter"
 )
 
-// Proto is what a record came from. A Protos set holds up to
-// MaxProtos of them.
-type Proto uint8
+// Proto is what a record came from (record.Proto): its protocol's place
+// in the list (protocols.go). A Protos set holds up to MaxProtos of them.
+type Proto = record.Proto
 
 const (
 	ProtoHTTP Proto = iota // HTTP/1.x request
@@ -21,21 +22,12 @@ const (
 
 var protoNames = [NumProtos]string{"http", "tls", "quic", "h2c"}
 
-// String returns the protocol's name as --proto and the records spell it:
-// "http", "tls", "quic", "h2c".
-func (p Proto) String() string {
-	if p < NumProtos {
-		return protoNames[p]
-	}
-	return fmt.Sprintf("proto%d", uint8(p))
-}
-
 // Protos is a set of Proto, bit 1<<p for each: up to MaxProtos
 // protocols (it was a uint8, eight at most).
 type Protos uint64
 
 // MaxProtos is the most protocols a Protos set holds.
-const MaxProtos = 64
+const MaxProtos = record.MaxProtos
 
 // AllProtos is every protocol: what a zero Options.Protos means.
 const AllProtos Protos = 1<<NumProtos - 1

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"github.com/urldedupd/urldedupd/internal/capture/record"
 	"sync"
 	"time"
 
@@ -112,7 +113,7 @@ func (q *quicReader) hello(c *quic.ClientHello) {
 	if q.req.Hello.ECH {
 		q.stats.ECH++
 	}
-	q.url = appendHTTPSURL(q.url[:0], q.req.Hello.ServerName, c.Server)
+	q.url = record.AppendHTTPSURL(q.url[:0], q.req.Hello.ServerName, c.Server)
 	q.req.URL = q.url
 	q.emit(&q.req)
 	q.req = Request{}

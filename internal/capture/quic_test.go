@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"github.com/urldedupd/urldedupd/internal/capture/record"
 	"net/netip"
 	"path/filepath"
 	"testing"
@@ -22,7 +23,7 @@ func TestAppendHTTPSURL(t *testing.T) {
 		{"", "[::ffff:192.0.2.1]:443", "https://192.0.2.1/"},
 		{"evil/x?y#z@w v\x00", "192.0.2.1:443", "https://evil_x_y_z_w_v_/"},
 	} {
-		if got := string(appendHTTPSURL(nil, []byte(tc.name), netip.MustParseAddrPort(tc.server))); got != tc.want {
+		if got := string(record.AppendHTTPSURL(nil, []byte(tc.name), netip.MustParseAddrPort(tc.server))); got != tc.want {
 			t.Errorf("%q %s: %q, want %q", tc.name, tc.server, got, tc.want)
 		}
 	}

@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/urldedupd/urldedupd/internal/capture/record"
 	"net/netip"
 	"strconv"
 	"sync"
@@ -98,7 +99,7 @@ func (p *reqParser) sniff(data []byte) []byte {
 			}
 			return nil
 		case sniffNonHTTP:
-			if kind == StreamHTTP2 && p.h2On {
+			if kind == StreamHTTP2 && p.cfg.readH2C {
 				// The preface: buf, from the start of the stream, is
 				// HTTP/2's (it may alias p.line, which nothing writes
 				// before the decoder has read it).
@@ -108,7 +109,7 @@ func (p *reqParser) sniff(data []byte) []byte {
 			}
 			p.state = stSkip
 			p.pending = uint8(kind) + 1
-			if kind == StreamTLS && p.tls && buf[0] == 0x16 {
+			if kind == StreamTLS && p.cfg.readTLS && buf[0] == 0x16 {
 				// A handshake: its ClientHello is read (tlsFeed). buf
 				// may be p.line's array: tlsFeed collects in a new one.
 				p.state, p.line = stTLS, nil
@@ -391,7 +392,7 @@ func (p *reqParser) setDest(name []byte, addr netip.Addr, port uint16) {
 	}
 	d := p.req[:0]
 	if name != nil {
-		d = appendHostName(d, name) // never a URL delimiter
+		d = record.AppendHostName(d, name) // never a URL delimiter
 	} else {
 		d = appendHostPort(d, netip.AddrPortFrom(addr, 80))
 	}

@@ -1,11 +1,6 @@
 package capture
 
-import (
-	"net/netip"
-	"time"
-
-	"github.com/urldedupd/urldedupd/internal/tlshello"
-)
+import "github.com/urldedupd/urldedupd/internal/tlshello"
 
 // MaxHello caps the bytes of a ClientHello collected from a TCP stream
 // (the handshake message, its TLS record headers removed). A handshake
@@ -128,28 +123,4 @@ func (p *reqParser) collectTLS(t *TLSStats) {
 	t.Errors += uint64(p.tlsErrors)
 	t.TooLarge += uint64(p.tlsTooLarge)
 	p.tlsErrors, p.tlsTooLarge = 0, 0
-}
-
-// onHello parses a ClientHello the parser collected and reports it: URL
-// https://SNI[:port]/, or the server's address without SNI.
-func (a *assembler) onHello(r *request) {
-	h := a.cur
-	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Proto: ProtoTLS, Encap: h.encap}
-	if err := tlshello.Parse(r.hello, &a.req.Hello); err != nil {
-		a.tls.Errors++
-		return
-	}
-	server := h.key.dst
-	if r.destPort != 0 { // inside a CONNECT or SOCKS tunnel: the port it opened
-		server = netip.AddrPortFrom(server.Addr(), r.destPort)
-	}
-	if len(a.req.Hello.ServerName) == 0 {
-		a.tls.NoSNI++
-	}
-	if a.req.Hello.ECH {
-		a.tls.ECH++
-	}
-	a.url = appendHTTPSURL(a.url[:0], a.req.Hello.ServerName, server)
-	a.req.URL = a.url
-	a.emit(&a.req)
 }
