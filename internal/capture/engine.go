@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 
+	quicproto "github.com/urldedupd/urldedupd/internal/capture/proto/quic"
 	"github.com/urldedupd/urldedupd/internal/counter"
 	"github.com/urldedupd/urldedupd/internal/quic"
 )
@@ -95,8 +96,8 @@ func (s *Stats) Decoded() uint64 { return s.TCP + s.Other + s.Fragments }
 type Engine struct {
 	dec    *decode.Decoder
 	asm    *assembler
-	tcp    *streamParsers // the parsers' factory and totals
-	quic   *quicReader    // nil unless Protos has ProtoQUIC
+	tcp    *streamParsers    // the parsers' factory and totals
+	quic   *quicproto.Reader // nil unless Protos has ProtoQUIC
 	ports  *[65536]bool
 	protos Protos
 	emit   func(*Request)
@@ -135,8 +136,8 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 	}
 	e.asm = newProtoAssembler(&opts.Assembler, e.record, e.protos, &e.tcp)
 	if e.protos.Has(ProtoQUIC) {
-		e.quic = newQUICReader(&opts.QUIC, e.record)
-		e.dec.ClaimUDP = isQUIC
+		e.quic = quicproto.NewReader(&opts.QUIC, ProtoQUIC, e.record)
+		e.dec.ClaimUDP = quicproto.Claim
 	}
 	if len(opts.Ports) > 0 {
 		e.ports = new([65536]bool)
@@ -213,12 +214,12 @@ func (e *Engine) Packet(p *Packet) {
 // reason (ReasonTunnelPort: on a tunnel's port, counted).
 func (e *Engine) quicDatagram(p *Packet, why Reason) {
 	if why.Kind == decode.ReasonTunnelPort {
-		e.quic.stats.TunnelPort++
+		e.quic.CountTunnelPort()
 	}
 	if e.ports != nil && !e.ports[e.seg.Dst.Port()] && !e.ports[e.seg.Src.Port()] {
 		return
 	}
-	e.quic.add(p.Info.Timestamp, &e.seg)
+	e.quic.Add(p.Info.Timestamp, &e.seg)
 }
 
 // reassembled handles a frame that completed an IP datagram: the frame is
@@ -338,7 +339,7 @@ func (e *Engine) Stats() Stats {
 	s.TLS = e.tcp.tls
 	s.H2C = e.tcp.h2c
 	if e.quic != nil {
-		s.QUIC = e.quic.currentStats()
+		s.QUIC = e.quic.Stats()
 	}
 	return s
 }

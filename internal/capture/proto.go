@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	quicproto "github.com/urldedupd/urldedupd/internal/capture/proto/quic"
 	"github.com/urldedupd/urldedupd/internal/capture/record"
 	"github.com/urldedupd/urldedupd/internal/counter"
 )
@@ -83,3 +84,10 @@ var TLSStatsCounters = counter.Table[TLSStats]{
 	{Name: "tls_hello_errors", Help: "TLS handshakes that started like a ClientHello but could not be parsed", Text: "unparsable", Field: func(s *TLSStats) *uint64 { return &s.Errors }},
 	{Name: "tls_hellos_too_large", Help: "TLS handshakes longer than the ClientHello cap, not recorded", Text: "over the size cap", Field: func(s *TLSStats) *uint64 { return &s.TooLarge }},
 }
+
+// QUICStats count the UDP datagrams read as QUIC and the ClientHellos
+// found in their Initial packets (package proto/quic).
+type QUICStats = quicproto.Stats
+
+// QUICStatsCounters describes QUICStats' counters (internal/counter).
+var QUICStatsCounters = quicproto.StatsCounters
