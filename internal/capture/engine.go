@@ -96,7 +96,7 @@ func (s *Stats) Decoded() uint64 { return s.TCP + s.Other + s.Fragments }
 type Engine struct {
 	dec    *decode.Decoder
 	asm    *assembler
-	tcp    *streamParsers    // the parsers' factory and totals
+	tcp    *tcpProtocols     // the parsers of TCP streams and their totals
 	quic   *quicproto.Reader // nil unless Protos has ProtoQUIC
 	ports  *[65536]bool
 	protos Protos
@@ -150,7 +150,7 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 
 // record reports r, when its protocol is selected: every record of every
 // protocol goes through here, where it is counted and held to the text
-// rule (text.go): a Method or URL holding what the rule forbids (which
+// rule (record/text.go): a Method or URL holding what the rule forbids (which
 // each protocol's URL builder already keeps out) is reported with those
 // bytes percent-encoded, so that no record of any protocol can start a
 // line, a column or a terminal escape in the text it is written as.
@@ -333,11 +333,7 @@ func (e *Engine) Stats() Stats {
 	s := e.stats
 	s.Defrag = DefragStats(e.dec.FragStats())
 	s.Assembler = e.asm.CurrentStats()
-	s.Assembler.Requests = e.tcp.asm.Requests
-	s.Assembler.ParseErrors = e.tcp.asm.ParseErrors
-	s.Assembler.NonHTTP = e.tcp.asm.NonHTTP
-	s.TLS = e.tcp.tls
-	s.H2C = e.tcp.h2c
+	e.tcp.stats(&s)
 	if e.quic != nil {
 		s.QUIC = e.quic.Stats()
 	}

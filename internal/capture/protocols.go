@@ -1,14 +1,28 @@
 package capture
 
 import (
-	"net/netip"
-	"unsafe"
-
+	"github.com/urldedupd/urldedupd/internal/capture/proto/h2c"
+	"github.com/urldedupd/urldedupd/internal/capture/proto/http1"
+	quicproto "github.com/urldedupd/urldedupd/internal/capture/proto/quic"
+	tlsproto "github.com/urldedupd/urldedupd/internal/capture/proto/tls"
 	"github.com/urldedupd/urldedupd/internal/capture/record"
 	"github.com/urldedupd/urldedupd/internal/capture/stream"
-	"github.com/urldedupd/urldedupd/internal/h2c"
-	"github.com/urldedupd/urldedupd/internal/tlshello"
 )
+
+// The protocols, one package each under internal/capture/proto. A
+// record's Proto is its protocol's place in this list; --proto and the
+// records spell it by its name here. To add a protocol: its package, a
+// line here, and a line in newTCPProtocols (or, for one over UDP, beside
+// the QUIC reader in NewEngine).
+const (
+	ProtoHTTP Proto = iota // HTTP/1.x request (proto/http1, with SOCKS and CONNECT)
+	ProtoTLS               // a TLS ClientHello over TCP (proto/tls)
+	ProtoQUIC              // a ClientHello in QUIC Initial packets (proto/quic)
+	ProtoH2C               // an HTTP/2 request in cleartext (proto/h2c)
+	NumProtos
+)
+
+var protoNames = [NumProtos]string{"http", "tls", "quic", "h2c"}
 
 func init() {
 	for p := range NumProtos {
@@ -16,39 +30,42 @@ func init() {
 	}
 }
 
-// parserCost is the bytes of the largest parser of a TCP stream, counted
-// in FlowCost.
-const parserCost = int(unsafe.Sizeof(reqParser{}))
-
-// streamParsers makes the parsers of TCP streams (stream.Factory) for the
-// protocols selected, builds their records and keeps their totals. One
-// serves an assembler.
-type streamParsers struct {
-	sink    *stream.Sink
-	maxLine int
-	readTLS bool // ClientHellos are read (tls is recorded)
-	readH2C bool // HTTP/2 streams are decoded (else skipped as StreamHTTP2)
-	rec     Request
-	url     []byte
-
-	asm AssemblerStats // Requests, ParseErrors, NonHTTP
-	tls TLSStats
-	h2c H2CStats
+// tcpProtocols are the protocols of one assembler's TCP streams: every
+// stream starts with HTTP/1's parser (the stream.Factory), which hands a
+// stream it recognises as another protocol's to that protocol's Taker.
+type tcpProtocols struct {
+	*http1.Protocol
+	tls *tlsproto.Protocol
+	h2c *h2c.Protocol
 }
 
-func newStreamParsers(sink *stream.Sink, maxLine int, protos Protos) *streamParsers {
-	return &streamParsers{sink: sink, maxLine: maxLine, readTLS: protos.Has(ProtoTLS), readH2C: protos.Has(ProtoH2C)}
+func newTCPProtocols(sink *stream.Sink, maxLine int, protos Protos) *tcpProtocols {
+	t := &tcpProtocols{
+		Protocol: http1.New(sink, ProtoHTTP, maxLine),
+		tls:      tlsproto.New(sink, ProtoTLS),
+		h2c:      h2c.New(sink, ProtoH2C),
+	}
+	if protos.Has(ProtoTLS) {
+		t.Takers[http1.StreamTLS] = http1.Taker{Take: t.tls.Take, Start: true}
+	}
+	if protos.Has(ProtoH2C) {
+		t.Takers[http1.StreamHTTP2] = http1.Taker{Take: t.h2c.Take}
+	}
+	return t
 }
 
-// NewParser makes the parser of a new direction.
-func (c *streamParsers) NewParser() stream.Parser { return newStreamParser(c) }
-
-// Answer reports whether b starts like an HTTP/1.x status line:
-// "HTTP/1.x NNN".
-func (c *streamParsers) Answer(b []byte) bool {
-	return len(b) >= 12 && string(b[:7]) == "HTTP/1." && b[8] == ' ' &&
-		b[9] >= '0' && b[9] <= '9' && b[10] >= '0' && b[10] <= '9' && b[11] >= '0' && b[11] <= '9'
+// stats fills the counts of the TCP protocols into s.
+func (t *tcpProtocols) stats(s *Stats) {
+	s.Assembler.Requests = t.Stats.Requests + t.h2c.Requests
+	s.Assembler.ParseErrors = t.Stats.ParseErrors
+	s.Assembler.NonHTTP = t.Stats.NonHTTP
+	s.TLS = t.tls.Stats
+	s.H2C = t.h2c.Stats
 }
+
+// parserCost is the most bytes the parsers of a TCP stream take: HTTP/1's
+// and that of the protocol it hands the stream to, counted in FlowCost.
+const parserCost = http1.ParserCost + max(tlsproto.ParserCost, h2c.ParserCost)
 
 // newAssembler returns an assembler of every protocol that calls emit for
 // every record. opts may be nil.
@@ -57,107 +74,60 @@ func newAssembler(opts *AssemblerOptions, emit func(*Request)) *assembler {
 }
 
 // newProtoAssembler returns an assembler whose parsers read protos; made,
-// when not nil, is set to their Factory.
-func newProtoAssembler(opts *AssemblerOptions, emit func(*Request), protos Protos, made **streamParsers) *assembler {
+// when not nil, is set to their protocols.
+func newProtoAssembler(opts *AssemblerOptions, emit func(*Request), protos Protos, made **tcpProtocols) *assembler {
 	maxLine := DefaultAssemblerOptions.MaxLine
 	if opts != nil && opts.MaxLine > 0 {
 		maxLine = opts.MaxLine
 	}
-	var sp *streamParsers
+	var t *tcpProtocols
 	a := makeAssembler(opts, emit, func(s *stream.Sink) stream.Factory {
-		sp = newStreamParsers(s, maxLine, protos)
-		return sp
+		t = newTCPProtocols(s, maxLine, protos)
+		return t
 	})
 	if made != nil {
-		*made = sp
+		*made = t
 	}
 	return a
 }
 
-// Feed parses in-order bytes (stream.Parser).
-func (p *reqParser) Feed(b []byte, budget int) {
-	p.budget = budget
-	p.feed(b, p.report)
-	p.cfg.sink.Overflows += p.overflows
-	p.overflows = 0
-}
+// The names callers of capture use for the protocols' types.
+type (
+	// StreamKind is what a client stream that is not HTTP was recognised
+	// as (http1.StreamKind).
+	StreamKind = http1.StreamKind
+	// NonHTTPCounts are the client streams recognised as another
+	// protocol, by kind (http1.NonHTTPCounts).
+	NonHTTPCounts = http1.NonHTTPCounts
+	// TLSStats count the ClientHellos read from TCP streams
+	// (proto/tls.Stats).
+	TLSStats = tlsproto.Stats
+	// H2CStats count the client streams decoded as cleartext HTTP/2
+	// (proto/h2c.Stats).
+	H2CStats = h2c.Stats
+	// QUICStats count the UDP datagrams read as QUIC and the ClientHellos
+	// found in their Initial packets (proto/quic.Stats).
+	QUICStats = quicproto.Stats
+)
 
-// Gap takes n bytes lost (stream.Parser).
-func (p *reqParser) Gap(n int64) { p.gap(n) }
+// The kinds of StreamKind (http1's).
+const (
+	StreamTLS      = http1.StreamTLS
+	StreamSSH      = http1.StreamSSH
+	StreamSMTP     = http1.StreamSMTP
+	StreamIMAP     = http1.StreamIMAP
+	StreamPOP3     = http1.StreamPOP3
+	StreamFTP      = http1.StreamFTP
+	StreamFTPPOP3  = http1.StreamFTPPOP3
+	StreamTunnel   = http1.StreamTunnel
+	StreamHTTP2    = http1.StreamHTTP2
+	NumStreamKinds = http1.NumStreamKinds
+)
 
-// End ends the stream and releases the buffers (stream.Parser).
-func (p *reqParser) End() {
-	p.close(p.report)
-	p.Release()
-}
-
-// Held is the capacity of the buffers (stream.Parser).
-func (p *reqParser) Held() int { return cap(p.line) + cap(p.req) + p.h2Held() }
-
-// Shed drops what is held, for the memory caps (stream.Parser).
-func (p *reqParser) Shed() (lost bool) {
-	if p.h2 != nil { // the decoder's table cannot be dropped and kept in step
-		lost = true
-		p.stopH2C(h2c.ErrLost)
-	} else if p.holding() {
-		lost = true
-		p.gap(-1)
-	}
-	p.Release()
-	return lost
-}
-
-// Release forgets the buffers (stream.Parser).
-func (p *reqParser) Release() { p.line, p.req = nil, nil }
-
-// Collect moves the counts into the totals (stream.Parser).
-func (p *reqParser) Collect() {
-	p.collect(&p.cfg.asm)
-	p.collectTLS(&p.cfg.tls)
-	p.collectH2C(&p.cfg.h2c)
-}
-
-// report builds the record of r and hands it to the sink.
-func (p *reqParser) report(r *request) {
-	c := p.cfg
-	if r.hello != nil {
-		c.onHello(r)
-		return
-	}
-	s := c.sink
-	proto, method, tunnel := ProtoHTTP, r.method, r.tunnel
-	if r.h2 != nil {
-		proto, method = ProtoH2C, r.h2.Method
-		c.url, tunnel = appendH2URL(c.url[:0], r.h2, r.dest, s.Dst)
-	} else {
-		c.url = appendURL(c.url[:0], r, s.Dst)
-	}
-	s.Start(&c.rec, proto)
-	c.rec.Method, c.rec.URL, c.rec.Tunnel = method, c.url, tunnel
-	c.asm.Requests++
-	s.Emit(&c.rec)
-}
-
-// onHello parses a ClientHello the parser collected and reports it: URL
-// https://SNI[:port]/, or the server's address without SNI.
-func (c *streamParsers) onHello(r *request) {
-	s := c.sink
-	s.Start(&c.rec, ProtoTLS)
-	if err := tlshello.Parse(r.hello, &c.rec.Hello); err != nil {
-		c.tls.Errors++
-		return
-	}
-	server := s.Dst
-	if r.destPort != 0 { // inside a CONNECT or SOCKS tunnel: the port it opened
-		server = netip.AddrPortFrom(server.Addr(), r.destPort)
-	}
-	if len(c.rec.Hello.ServerName) == 0 {
-		c.tls.NoSNI++
-	}
-	if c.rec.Hello.ECH {
-		c.tls.ECH++
-	}
-	c.url = record.AppendHTTPSURL(c.url[:0], c.rec.Hello.ServerName, server)
-	c.rec.URL = c.url
-	s.Emit(&c.rec)
-}
+// The counter tables of the protocols' stats (internal/counter).
+var (
+	NonHTTPCountsCounters = http1.NonHTTPCountsCounters
+	TLSStatsCounters      = tlsproto.StatsCounters
+	H2CStatsCounters      = h2c.StatsCounters
+	QUICStatsCounters     = quicproto.StatsCounters
+)

@@ -97,3 +97,24 @@ type Factory interface {
 	// parsed.
 	Answer(b []byte) bool
 }
+
+// Handoff is what a parser passes on when it has recognised the rest of
+// its stream as another protocol's (a TLS handshake, the HTTP/2 preface)
+// at the start of the stream, after a proxy handshake, or where a tunnel
+// opens.
+type Handoff struct {
+	// Dest is the host[:port] a proxy handshake (SOCKS) opened, if any;
+	// it stays valid while the stream lasts.
+	Dest []byte
+	// DestPort is the port a tunnel (CONNECT, SOCKS) opened, 0 when none.
+	DestPort uint16
+	// Upgrade marks a stream that switched protocols after a request
+	// asked it to (an HTTP/1.1 Upgrade the server accepted).
+	Upgrade bool
+}
+
+// Taker makes the parser that takes a stream over from another: first
+// are the stream's bytes from where the protocol starts (the first to be
+// fed). It returns nil when the protocol does not read such a stream.
+type Taker func(h *Handoff, first []byte) Parser
+

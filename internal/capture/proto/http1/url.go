@@ -1,4 +1,4 @@
-package capture
+package http1
 
 import (
 	"net/netip"
