@@ -124,6 +124,10 @@ const (
 	NumStreamKinds = http1.NumStreamKinds
 )
 
+// MaxHello caps the bytes of a TLS ClientHello collected from a TCP
+// stream (proto/tls.MaxHello; docs/operations.md).
+const MaxHello = tlsproto.MaxHello
+
 // The counter tables of the protocols' stats (internal/counter).
 var (
 	NonHTTPCountsCounters = http1.NonHTTPCountsCounters

@@ -117,4 +117,3 @@ type Handoff struct {
 // are the stream's bytes from where the protocol starts (the first to be
 // fed). It returns nil when the protocol does not read such a stream.
 type Taker func(h *Handoff, first []byte) Parser
-
