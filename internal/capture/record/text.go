@@ -15,9 +15,9 @@ import "unicode/utf8"
 // Engine.record applies it to every record of every protocol, so that a
 // protocol added later is held to it too.
 
-// NextChar returns the length of the character at b[i] (1 for a byte
+// nextChar returns the length of the character at b[i] (1 for a byte
 // that is not UTF-8) and whether the text rule forbids it.
-func NextChar(b []byte, i int) (n int, forbidden bool) {
+func nextChar(b []byte, i int) (n int, forbidden bool) {
 	c := b[i]
 	if c < utf8.RuneSelf {
 		return 1, c < 0x20 || c == 0x7f
@@ -40,7 +40,7 @@ func TextSafe(b []byte) bool {
 			i++
 			continue
 		}
-		n, forbidden := NextChar(b, i)
+		n, forbidden := nextChar(b, i)
 		if forbidden {
 			return false
 		}
@@ -55,7 +55,7 @@ func TextSafe(b []byte) bool {
 func AppendTextSafe(dst, b []byte) []byte {
 	const hex = "0123456789ABCDEF"
 	for i := 0; i < len(b); {
-		n, forbidden := NextChar(b, i)
+		n, forbidden := nextChar(b, i)
 		if !forbidden {
 			dst = append(dst, b[i:i+n]...)
 		} else {

@@ -38,7 +38,7 @@ func AppendHostName(dst, name []byte) []byte {
 			i++
 			continue
 		}
-		n, forbidden := NextChar(name, i)
+		n, forbidden := nextChar(name, i)
 		if forbidden || c == ' ' {
 			dst = append(dst, '_')
 		} else {
@@ -79,7 +79,7 @@ func AppendPath(dst, path []byte) []byte {
 			i++
 			continue
 		}
-		n, forbidden := NextChar(path, i)
+		n, forbidden := nextChar(path, i)
 		if forbidden || c == ' ' {
 			for _, c := range path[i : i+n] {
 				dst = append(dst, '%', hex[c>>4], hex[c&15])
