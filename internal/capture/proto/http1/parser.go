@@ -8,12 +8,13 @@ import (
 )
 
 // reqParser finds HTTP/1.x requests in one client-to-server byte stream,
-// fed in order (a stream.Parser). A stream recognised as another
-// protocol's is handed to that protocol's parser when one takes it
-// (Protocol.Takers), else skipped. It keeps only what a request needs (method, target, Host)
-// and skips bodies by Content-Length or chunked encoding, so the next
-// pipelined request is found. Junk between requests is skipped line by
-// line; after a gap it resynchronises at the next request line.
+// fed in order (a stream.Parser). It keeps only what a request needs
+// (method, target, Host) and skips bodies by Content-Length or chunked
+// encoding, so the next pipelined request is found. Junk between requests
+// is skipped line by line; after a gap it resynchronises at the next
+// request line. A stream recognised as another protocol's is handed to
+// that protocol's parser when one takes it (Protocol.Takers), else
+// skipped.
 type reqParser struct {
 	cfg      *Protocol // what is read, where records and counts go: shared
 	line     []byte    // a line split across segments
