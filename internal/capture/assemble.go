@@ -5,8 +5,9 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/urldedupd/urldedupd/internal/capture/record"
+	"github.com/urldedupd/urldedupd/internal/capture/stream"
 	"github.com/urldedupd/urldedupd/internal/counter"
-	"github.com/urldedupd/urldedupd/internal/tlshello"
 )
 
 // AssemblerOptions bound the memory and the waiting of TCP reassembly.
@@ -91,37 +92,11 @@ func (o *AssemblerOptions) fill() {
 	}
 }
 
-// Request is one record found on the wire: an HTTP request, or a TLS or
-// QUIC ClientHello, or an HTTP/2 request (Proto says which). Its slices
-// alias the assembler's buffers: they are valid only during the callback.
-type Request struct {
-	Time     time.Time      // of the packet that completed the request's headers (or the ClientHello)
-	Src, Dst netip.AddrPort // client and server
-	Proto    Proto
-	Method   []byte // empty for TLS and QUIC
-	// URL is absolute: http://host[:port]/target; for a tunnel, host:port;
-	// for TLS and QUIC https://SNI[:port]/ (the port unless 443; the
-	// server's address when there is no SNI). Reported by an Engine, URL
-	// and Method hold no control, U+2028, U+2029 or byte that is not
-	// UTF-8 (TextSafe).
-	URL []byte
-	// Encap is what the request's direction came through: the
-	// encapsulation of the last segment carrying data that the direction
-	// took before the request was reported (Segment.Encap; Engine sets it
-	// from the decoder). A request reported at a flush or an expiry
-	// keeps its own, whatever came last on the wire. If a direction's
-	// encapsulation changes mid-stream with the same Segment.Path (an
-	// MPLS label added), requests after the change carry the new one; a
-	// request whose bytes came both ways carries that of its last
-	// segment. Another Path (another VLAN ID, VNI, tunnel endpoint) is
-	// another direction.
-	Encap Encap
-	// Tunnel marks a CONNECT: URL is the authority it opens, not a
-	// resource, and the bytes after it are not parsed as HTTP.
-	Tunnel bool
-	// Hello is what the ClientHello offered, for ProtoTLS and ProtoQUIC.
-	Hello tlshello.Hello
-}
+// Request is one record found on the wire (record.Record): an HTTP
+// request, or a TLS or QUIC ClientHello, or an HTTP/2 request (Proto says
+// which). Its slices alias the parsers' buffers: they are valid only
+// during the callback.
+type Request = record.Record
 
 // AssemblerStats count what the assembler saw.
 type AssemblerStats struct {
@@ -171,16 +146,17 @@ type half struct {
 	ooo      []segment // out of order, sorted by seq
 	oooBytes int
 	gapSince int64
-	parser   *reqParser
-	lineCap  int // capacity of the parser's buffers, counted in the total
+	parser   stream.Parser // made at the first byte or hole
+	lineCap  int           // what the parser holds (Held), counted in the total
 }
 
 // FlowCost is the fixed bytes a tracked direction takes (its struct, its
-// parser and its map entry, rounded up), bounded by MaxFlows.
-const FlowCost = int(unsafe.Sizeof(half{})+unsafe.Sizeof(flowKey{})+unsafe.Sizeof(reqParser{})) + 16
+// parser, the largest of the protocols', and its map entry, rounded up),
+// bounded by MaxFlows.
+const FlowCost = int(unsafe.Sizeof(half{})+unsafe.Sizeof(flowKey{})) + parserCost + 16
 
 // held is the bytes counted for h against the caps: out-of-order segments
-// and the parser's buffers, by capacity.
+// and what its parser holds, by capacity.
 func (h *half) held() int { return h.oooBytes + h.lineCap }
 
 type segment struct {

@@ -3,15 +3,16 @@ package capture
 import (
 	"time"
 
-	"github.com/urldedupd/urldedupd/internal/h2c"
+	"github.com/urldedupd/urldedupd/internal/capture/stream"
 )
 
 // assembler reassembles the client-to-server direction of TCP connections
-// and finds the HTTP requests in it.
+// and hands each direction's bytes, in order, to a stream.Parser that its
+// Factory made for it; it knows no protocol.
 //
 // It takes segments in capture order, from any number of connections, and
-// calls the emit function, in stream order per connection, for every
-// request. Time is packet time throughout. An Assembler is not safe for
+// the parsers report their records, in stream order per connection,
+// through its Sink to the emit function. Time is packet time throughout. An Assembler is not safe for
 // concurrent use.
 type assembler struct {
 	opts   AssemblerOptions
@@ -23,28 +24,40 @@ type assembler struct {
 	buffered  int   // every byte held, all flows: see Buffered
 	now       int64 // latest packet time, ns
 	lastSweep int64
-	cur       *half // the half whose bytes are being parsed
-	busy      *half // the half being worked on, nil between calls: dropped after a panic
-	peakFlows int   // most entries a.flows has had since it was made
-	req       Request
-	url       []byte
-	protos    Protos   // what is recorded: a stream of another protocol is not parsed
-	tls       TLSStats // read by Engine.Stats
-	h2c       H2CStats // read by Engine.Stats, after CurrentStats
+	busy      *half          // the half being worked on, nil between calls: dropped after a panic
+	peakFlows int            // most entries a.flows has had since it was made
+	sink      *stream.Sink   // shared by the parsers: the direction being parsed, its records
+	parsers   stream.Factory // makes each direction's parser
 
 	Stats AssemblerStats
 }
 
-// newAssembler returns an assembler that calls emit for every request.
-// opts may be nil.
-func newAssembler(opts *AssemblerOptions, emit func(*Request)) *assembler {
-	a := &assembler{emit: emit, flows: make(map[flowKey]*half), protos: AllProtos}
+// makeAssembler returns an assembler that calls emit for every record its
+// parsers report; parsers makes their Factory, given the Sink they report
+// to. opts may be nil.
+func makeAssembler(opts *AssemblerOptions, emit func(*Request), parsers func(*stream.Sink) stream.Factory) *assembler {
+	a := &assembler{emit: emit, flows: make(map[flowKey]*half)}
 	if opts != nil {
 		a.opts = *opts
 	}
 	a.opts.fill()
 	a.closed.max = a.opts.MaxClosed
+	a.sink = stream.NewSink(a.record)
+	a.parsers = parsers(a.sink)
 	return a
+}
+
+// record hands a parser's record on.
+func (a *assembler) record(r *Request) {
+	if testHooks {
+		testPanic(r.URL)
+	}
+	a.emit(r)
+}
+
+// reading points the sink at h, before its parser is called.
+func (a *assembler) reading(h *half) {
+	a.sink.Conn = stream.Conn{Src: h.key.src, Dst: h.key.dst, Encap: h.encap, Now: a.now}
 }
 
 // Buffered returns the bytes held for all connections: out-of-order
@@ -227,7 +240,7 @@ func (a *assembler) data(h *half, seq uint32, payload []byte) {
 		h.synced, h.next, h.start = true, seq, seq
 	}
 	if h.role == roleUnknown {
-		if r := a.flows[flowKey{h.key.dst, h.key.src, h.key.path}]; (r != nil && r.role == roleClient) || isResponse(payload) {
+		if r := a.flows[flowKey{h.key.dst, h.key.src, h.key.path}]; (r != nil && r.role == roleClient) || a.parsers.Answer(payload) {
 			h.role = roleServer
 			return
 		}
@@ -281,68 +294,38 @@ func (a *assembler) inOrder(h *half, seq uint32, payload []byte) {
 func (a *assembler) deliver(h *half, b []byte) {
 	h.next += uint32(len(b))
 	p := a.parserOf(h)
-	a.cur = h
+	a.reading(h)
 	// What the parser may hold, in capacity: it drops (and counts) a line
 	// or request that would need more, without allocating for it.
-	p.budget = min(a.opts.MaxFlowBuffer-h.oooBytes, a.opts.MaxBuffer-a.buffered+h.lineCap)
-	p.feed(b, a.onRequest)
+	p.Feed(b, min(a.opts.MaxFlowBuffer-h.oooBytes, a.opts.MaxBuffer-a.buffered+h.lineCap))
 	a.account(h)
 }
 
-func (a *assembler) parserOf(h *half) *reqParser {
+func (a *assembler) parserOf(h *half) stream.Parser {
 	if h.parser == nil {
-		h.parser = newReqParser(a.opts.MaxLine)
-		h.parser.tls = a.protos.Has(ProtoTLS)
-		h.parser.h2On = a.protos.Has(ProtoH2C)
+		h.parser = a.parsers.NewParser()
 	}
 	return h.parser
 }
 
-// account brings the parser buffers of h (a partial line, a request line
-// and Host waiting for the end of the headers, and capacity kept for the
-// next ones) into the totals. Over the flow's or the total cap, what the
-// parser holds is dropped, counted, and the flow resynchronises at its
-// next request line; the buffers are released.
+// account brings what the parser of h holds (Held: a partial line, a
+// message being collected, capacity kept for the next ones) into the
+// totals. Over the flow's or the total cap, the parser sheds it (counted
+// when the stream needed it: the parser resynchronises as after a hole).
 func (a *assembler) account(h *half) {
 	p := h.parser
-	a.Stats.Overflows += p.overflows
-	p.overflows = 0
-	n := cap(p.line) + cap(p.req) + p.h2Held()
+	a.Stats.Overflows += a.sink.Overflows
+	a.sink.Overflows = 0
+	n := p.Held()
 	a.buffered += n - h.lineCap
 	h.lineCap = n
 	if n > 0 && (h.oooBytes+n > a.opts.MaxFlowBuffer || a.buffered > a.opts.MaxBuffer) {
-		if p.h2 != nil { // the decoder's table cannot be dropped and kept in step
+		if p.Shed() {
 			a.Stats.Overflows++
-			p.stopH2C(h2c.ErrLost)
-		} else if p.holding() {
-			a.Stats.Overflows++
-			p.gap(-1)
 		}
-		p.line, p.req = nil, nil
 		a.buffered -= n
 		h.lineCap = 0
 	}
-}
-
-func (a *assembler) onRequest(r *request) {
-	if r.hello != nil {
-		a.onHello(r)
-		return
-	}
-	h := a.cur
-	proto, method, tunnel := ProtoHTTP, r.method, r.tunnel
-	if r.h2 != nil {
-		proto, method = ProtoH2C, r.h2.Method
-		a.url, tunnel = appendH2URL(a.url[:0], r.h2, r.dest, h.key.dst)
-	} else {
-		a.url = appendURL(a.url[:0], r, h.key.dst)
-	}
-	if testHooks {
-		testPanic(a.url)
-	}
-	a.req = Request{Time: time.Unix(0, a.now), Src: h.key.src, Dst: h.key.dst, Proto: proto, Method: method, URL: a.url, Encap: h.encap, Tunnel: tunnel}
-	a.Stats.Requests++
-	a.emit(&a.req)
 }
 
 // hold keeps a copy of an out-of-order segment, sorted by sequence number.
@@ -429,7 +412,7 @@ func (a *assembler) drain(h *half) {
 func (a *assembler) skipGap(h *half, seq uint32) {
 	if d := seqDiff(seq, h.next); d > 0 {
 		a.Stats.Gaps++
-		a.parserOf(h).gap(d)
+		a.parserOf(h).Gap(d)
 		h.next = seq
 	}
 }
@@ -455,12 +438,9 @@ func (a *assembler) closeHalf(h *half) {
 // closeParser ends the parser's stream and releases its buffers.
 func (a *assembler) closeParser(h *half) {
 	if p := h.parser; p != nil {
-		a.cur = h
-		p.close(a.onRequest)
-		p.collect(&a.Stats)
-		p.collectTLS(&a.tls)
-		p.collectH2C(&a.h2c)
-		p.line, p.req = nil, nil
+		a.reading(h)
+		p.End()
+		p.Collect()
 		a.buffered -= h.lineCap
 		h.lineCap = 0
 	}
@@ -537,7 +517,7 @@ func (a *assembler) remove(h *half) {
 	a.buffered -= h.held()
 	h.ooo, h.oooBytes, h.lineCap = nil, 0, 0
 	if h.parser != nil {
-		h.parser.line, h.parser.req = nil, nil
+		h.parser.Release()
 	}
 	delete(a.flows, h.key)
 }
@@ -548,7 +528,7 @@ func (a *assembler) remove(h *half) {
 // half's key. Its buffers are left to the garbage collector.
 func (a *assembler) dropBusy() (src, dst string, ok bool) {
 	h := a.busy
-	a.busy, a.cur = nil, nil
+	a.busy = nil
 	if h == nil || a.flows[h.key] != h {
 		return "", "", false
 	}
@@ -608,27 +588,19 @@ func (a *assembler) Flush() {
 	a.collectErrors()
 }
 
-// collectErrors moves the parse errors of open connections into Stats.
+// collectErrors moves the counts of the parsers of open connections into
+// their protocols' totals.
 func (a *assembler) collectErrors() {
 	for _, h := range a.flows {
 		if h.parser != nil {
-			h.parser.collect(&a.Stats)
-			h.parser.collectTLS(&a.tls)
-			h.parser.collectH2C(&a.h2c)
+			h.parser.Collect()
 		}
 	}
 }
 
-// CurrentStats returns the counts so far, including the parse errors of
-// connections still open.
+// CurrentStats returns the counts so far, and moves those of the parsers
+// of connections still open into their protocols' totals.
 func (a *assembler) CurrentStats() AssemblerStats {
 	a.collectErrors()
 	return a.Stats
-}
-
-// isResponse reports whether b starts like an HTTP/1.x status line:
-// "HTTP/1.x NNN".
-func isResponse(b []byte) bool {
-	return len(b) >= 12 && string(b[:7]) == "HTTP/1." && b[8] == ' ' &&
-		b[9] >= '0' && b[9] <= '9' && b[10] >= '0' && b[10] <= '9' && b[11] >= '0' && b[11] <= '9'
 }

@@ -15,6 +15,14 @@
 // up: a Request and its byte slices are valid only during the emit call.
 // An Engine is not safe for concurrent use; run one per source.
 //
+// The reassembly (this package's assembler) knows no protocol: it hands
+// the bytes of each client direction, in order, to a parser through the
+// contract of package stream. Each protocol is a package under
+// internal/capture/proto (http1 with SOCKS and CONNECT, tls, h2c, quic),
+// listed in protocols.go; records, their Proto and the text rule are
+// package record's.
+//
 // docs/capture.md describes the decoding, the reassembly and each
-// protocol; docs/design.md lists the packages.
+// protocol; docs/design.md lists the packages and the files to touch to
+// add a protocol.
 package capture

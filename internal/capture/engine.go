@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 
+	quicproto "github.com/urldedupd/urldedupd/internal/capture/proto/quic"
 	"github.com/urldedupd/urldedupd/internal/counter"
 	"github.com/urldedupd/urldedupd/internal/quic"
 )
@@ -95,7 +96,8 @@ func (s *Stats) Decoded() uint64 { return s.TCP + s.Other + s.Fragments }
 type Engine struct {
 	dec    *decode.Decoder
 	asm    *assembler
-	quic   *quicReader // nil unless Protos has ProtoQUIC
+	tcp    *tcpProtocols     // the parsers of TCP streams and their totals
+	quic   *quicproto.Reader // nil unless Protos has ProtoQUIC
 	ports  *[65536]bool
 	protos Protos
 	emit   func(*Request)
@@ -132,11 +134,10 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 	if e.protos == 0 {
 		e.protos = AllProtos
 	}
-	e.asm = newAssembler(&opts.Assembler, e.record)
-	e.asm.protos = e.protos
+	e.asm = newProtoAssembler(&opts.Assembler, e.record, e.protos, &e.tcp)
 	if e.protos.Has(ProtoQUIC) {
-		e.quic = newQUICReader(&opts.QUIC, e.record)
-		e.dec.ClaimUDP = isQUIC
+		e.quic = quicproto.NewReader(&opts.QUIC, ProtoQUIC, e.record)
+		e.dec.ClaimUDP = quicproto.Claim
 	}
 	if len(opts.Ports) > 0 {
 		e.ports = new([65536]bool)
@@ -149,7 +150,7 @@ func NewEngine(opts *Options, emit func(*Request)) *Engine {
 
 // record reports r, when its protocol is selected: every record of every
 // protocol goes through here, where it is counted and held to the text
-// rule (text.go): a Method or URL holding what the rule forbids (which
+// rule (record/text.go): a Method or URL holding what the rule forbids (which
 // each protocol's URL builder already keeps out) is reported with those
 // bytes percent-encoded, so that no record of any protocol can start a
 // line, a column or a terminal escape in the text it is written as.
@@ -213,12 +214,12 @@ func (e *Engine) Packet(p *Packet) {
 // reason (ReasonTunnelPort: on a tunnel's port, counted).
 func (e *Engine) quicDatagram(p *Packet, why Reason) {
 	if why.Kind == decode.ReasonTunnelPort {
-		e.quic.stats.TunnelPort++
+		e.quic.CountTunnelPort()
 	}
 	if e.ports != nil && !e.ports[e.seg.Dst.Port()] && !e.ports[e.seg.Src.Port()] {
 		return
 	}
-	e.quic.add(p.Info.Timestamp, &e.seg)
+	e.quic.Add(p.Info.Timestamp, &e.seg)
 }
 
 // reassembled handles a frame that completed an IP datagram: the frame is
@@ -332,10 +333,9 @@ func (e *Engine) Stats() Stats {
 	s := e.stats
 	s.Defrag = DefragStats(e.dec.FragStats())
 	s.Assembler = e.asm.CurrentStats()
-	s.TLS = e.asm.tls
-	s.H2C = e.asm.h2c
+	e.tcp.stats(&s)
 	if e.quic != nil {
-		s.QUIC = e.quic.currentStats()
+		s.QUIC = e.quic.Stats()
 	}
 	return s
 }

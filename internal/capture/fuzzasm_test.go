@@ -196,7 +196,7 @@ func checkHeld(t *testing.T, a *assembler) {
 		}
 		line := 0
 		if h.parser != nil {
-			line = cap(h.parser.line) + cap(h.parser.req) + h.parser.h2Held()
+			line = h.parser.Held()
 		}
 		if ooo != h.oooBytes || line != h.lineCap {
 			t.Fatalf("a flow counts %d+%d bytes, holds %d+%d", h.oooBytes, h.lineCap, ooo, line)

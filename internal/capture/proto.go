@@ -4,38 +4,19 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/urldedupd/urldedupd/internal/counter"
+	"github.com/urldedupd/urldedupd/internal/capture/record"
 )
 
-// Proto is what a record came from. A Protos set holds up to
-// MaxProtos of them.
-type Proto uint8
-
-const (
-	ProtoHTTP Proto = iota // HTTP/1.x request
-	ProtoTLS               // a TLS ClientHello over TCP
-	ProtoQUIC              // a ClientHello in QUIC Initial packets
-	ProtoH2C               // an HTTP/2 request in cleartext
-	NumProtos
-)
-
-var protoNames = [NumProtos]string{"http", "tls", "quic", "h2c"}
-
-// String returns the protocol's name as --proto and the records spell it:
-// "http", "tls", "quic", "h2c".
-func (p Proto) String() string {
-	if p < NumProtos {
-		return protoNames[p]
-	}
-	return fmt.Sprintf("proto%d", uint8(p))
-}
+// Proto is what a record came from (record.Proto): its protocol's place
+// in the list (protocols.go). A Protos set holds up to MaxProtos of them.
+type Proto = record.Proto
 
 // Protos is a set of Proto, bit 1<<p for each: up to MaxProtos
 // protocols (it was a uint8, eight at most).
 type Protos uint64
 
 // MaxProtos is the most protocols a Protos set holds.
-const MaxProtos = 64
+const MaxProtos = record.MaxProtos
 
 // AllProtos is every protocol: what a zero Options.Protos means.
 const AllProtos Protos = 1<<NumProtos - 1
@@ -74,20 +55,4 @@ func ParseProtos(list string) (Protos, error) {
 		s |= 1 << p
 	}
 	return s, nil
-}
-
-// TLSStats count the ClientHellos read from TCP streams.
-type TLSStats struct {
-	NoSNI    uint64 // hellos without a server name: recorded under the server's address
-	ECH      uint64 // hellos with an encrypted_client_hello extension: the name recorded is the public one
-	Errors   uint64 // handshakes that started like a ClientHello but could not be parsed
-	TooLarge uint64 // handshakes longer than MaxHello: not recorded
-}
-
-// TLSStatsCounters describes TLSStats' counters (internal/counter).
-var TLSStatsCounters = counter.Table[TLSStats]{
-	{Name: "tls_hellos_without_sni", Help: "TLS ClientHellos without a server name (recorded under the server's address)", Text: "TLS ClientHellos without SNI", Field: func(s *TLSStats) *uint64 { return &s.NoSNI }},
-	{Name: "tls_ech_hellos", Help: "TLS ClientHellos with an encrypted_client_hello extension (the name recorded is the public one)", Text: "with ECH", Field: func(s *TLSStats) *uint64 { return &s.ECH }},
-	{Name: "tls_hello_errors", Help: "TLS handshakes that started like a ClientHello but could not be parsed", Text: "unparsable", Field: func(s *TLSStats) *uint64 { return &s.Errors }},
-	{Name: "tls_hellos_too_large", Help: "TLS handshakes longer than the ClientHello cap, not recorded", Text: "over the size cap", Field: func(s *TLSStats) *uint64 { return &s.TooLarge }},
 }

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"github.com/urldedupd/urldedupd/internal/capture/record"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -81,7 +82,7 @@ func TestTLSCaptureAgainstTshark(t *testing.T) {
 		if err != nil {
 			t.Fatalf("tshark address %q", f[0]+f[1])
 		}
-		u := string(appendHTTPSURL(nil, []byte(f[3]), netip.AddrPortFrom(addr, uint16(port))))
+		u := string(record.AppendHTTPSURL(nil, []byte(f[3]), netip.AddrPortFrom(addr, uint16(port))))
 		rec := "tls " + u
 		if slices.Contains(strings.Split(f[4], ","), "65037") {
 			rec += " ech"

@@ -117,14 +117,16 @@ func TestTLSHelloInStream(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("records %q, want %q", got, tt.want)
 			}
-			if a.tls != tt.tls {
-				t.Errorf("TLS stats %+v, want %+v", a.tls, tt.tls)
+			var st Stats
+			a.parsers.(*tcpProtocols).stats(&st)
+			if st.TLS != tt.tls {
+				t.Errorf("TLS stats %+v, want %+v", st.TLS, tt.tls)
 			}
-			if n := a.Stats.NonHTTP[StreamTLS]; n != 1 {
+			if n := st.Assembler.NonHTTP[StreamTLS]; n != 1 {
 				t.Errorf("%d TLS streams counted, want 1", n)
 			}
-			if a.Stats.Requests != 0 || a.Stats.ParseErrors != 0 || a.Buffered() != 0 {
-				t.Errorf("stats %+v, buffered %d", a.Stats, a.Buffered())
+			if st.Assembler.Requests != 0 || st.Assembler.ParseErrors != 0 || a.Buffered() != 0 {
+				t.Errorf("stats %+v, buffered %d", st.Assembler, a.Buffered())
 			}
 		})
 	}
@@ -167,13 +169,13 @@ func TestTLSHelloOverFlowBuffer(t *testing.T) {
 func TestTLSHelloNotSelected(t *testing.T) {
 	c := conn{cli, netip.MustParseAddrPort("192.0.2.2:443"), 1000}
 	var got []string
-	a := newAssembler(nil, func(r *Request) { got = append(got, string(r.URL)) })
-	a.protos = 1 << ProtoHTTP
+	var sp *tcpProtocols
+	a := newProtoAssembler(nil, func(r *Request) { got = append(got, string(r.URL)) }, 1<<ProtoHTTP, &sp)
 	a.Add(time.Unix(1000, 0), c.syn())
 	a.Add(time.Unix(1000, 0), c.at(0, string(records(realHello(t, "curl"), 1<<14))))
 	a.Flush()
-	if len(got) != 0 || a.Stats.NonHTTP[StreamTLS] != 1 {
-		t.Errorf("records %q, stats %+v", got, a.Stats)
+	if len(got) != 0 || sp.Stats.NonHTTP[StreamTLS] != 1 {
+		t.Errorf("records %q, stats %+v", got, sp.Stats)
 	}
 }
 

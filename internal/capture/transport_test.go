@@ -86,7 +86,7 @@ func TestTransportEdgeCases(t *testing.T) {
 			if !reflect.DeepEqual(*got, tt.want) {
 				t.Fatalf("got %q; want %q", *got, tt.want)
 			}
-			if a.Stats.Flows != tt.flows || a.Stats.LateSegments != tt.late || a.Stats.ParseErrors != 0 {
+			if a.Stats.Flows != tt.flows || a.Stats.LateSegments != tt.late || a.parsers.(*tcpProtocols).Stats.ParseErrors != 0 {
 				t.Fatalf("stats %+v; want %d flows, %d late segments, no parse error", a.Stats, tt.flows, tt.late)
 			}
 			if a.Flows() != 0 || a.Buffered() != 0 {

@@ -1,4 +1,4 @@
-package capture
+package http1
 
 import (
 	"bytes"
@@ -7,12 +7,12 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/urldedupd/urldedupd/internal/capture/record"
 	"github.com/urldedupd/urldedupd/internal/counter"
-	"github.com/urldedupd/urldedupd/internal/h2c"
 )
 
 // StreamKind is what a client stream that is not HTTP was recognised as,
-// by its first bytes. The set is small and fixed: AssemblerStats.NonHTTP
+// by its first bytes. The set is small and fixed: Stats.NonHTTP
 // counts the streams of each kind.
 type StreamKind uint8
 
@@ -98,20 +98,21 @@ func (p *reqParser) sniff(data []byte) []byte {
 			}
 			return nil
 		case sniffNonHTTP:
-			if kind == StreamHTTP2 && p.h2On {
-				// The preface: buf, from the start of the stream, is
-				// HTTP/2's (it may alias p.line, which nothing writes
-				// before the decoder has read it).
-				p.startH2C(h2c.PriorKnowledge)
+			if !p.cfg.Takers[kind].Start && p.handOff(kind, buf, false) {
+				// The whole stream is the other protocol's (the HTTP/2
+				// preface): buf, from the start of the stream, is fed to
+				// it (it may alias p.line, which nothing writes before
+				// the other parser has read it).
 				p.line = p.line[:0]
 				return buf
 			}
 			p.state = stSkip
 			p.pending = uint8(kind) + 1
-			if kind == StreamTLS && p.tls && buf[0] == 0x16 {
-				// A handshake: its ClientHello is read (tlsFeed). buf
-				// may be p.line's array: tlsFeed collects in a new one.
-				p.state, p.line = stTLS, nil
+			if p.cfg.Takers[kind].Start && p.handOff(kind, buf, false) {
+				// Its start is read (a TLS ClientHello), into the other
+				// parser's own buffer: buf may be p.line's array, which
+				// is let go.
+				p.line = nil
 				return buf
 			}
 			p.line = p.line[:0]
@@ -391,7 +392,7 @@ func (p *reqParser) setDest(name []byte, addr netip.Addr, port uint16) {
 	}
 	d := p.req[:0]
 	if name != nil {
-		d = appendHostName(d, name) // never a URL delimiter
+		d = record.AppendHostName(d, name) // never a URL delimiter
 	} else {
 		d = appendHostPort(d, netip.AddrPortFrom(addr, 80))
 	}
@@ -403,8 +404,8 @@ func (p *reqParser) setDest(name []byte, addr netip.Addr, port uint16) {
 }
 
 // collect moves the parser's counts into s.
-func (p *reqParser) collect(s *AssemblerStats) {
-	s.ParseErrors += p.errors
+func (p *reqParser) collect(s *Stats) {
+	s.ParseErrors += uint64(p.errors)
 	p.errors = 0
 	if p.pending != 0 {
 		s.NonHTTP[p.pending-1]++

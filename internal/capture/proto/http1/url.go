@@ -1,8 +1,10 @@
-package capture
+package http1
 
 import (
 	"net/netip"
 	"strconv"
+
+	"github.com/urldedupd/urldedupd/internal/capture/record"
 )
 
 // appendURL appends the absolute URL of r, sent to server, to dst:
@@ -22,71 +24,27 @@ import (
 func appendURL(dst []byte, r *request, server netip.AddrPort) []byte {
 	t := r.target
 	if r.tunnel {
-		return appendPath(dst, t) // the authority a CONNECT opens, as sent
+		return record.AppendPath(dst, t) // the authority a CONNECT opens, as sent
 	}
 	if hasScheme(t) {
-		return appendPath(dst, t)
+		return record.AppendPath(dst, t)
 	}
 	dst = append(dst, "http://"...)
 	if len(t) > 0 && t[0] != '/' && t[0] != '*' {
-		return appendPath(dst, t) // authority-form
+		return record.AppendPath(dst, t) // authority-form
 	}
 	if r.hasHost && len(r.host) > 0 {
-		dst = appendHostName(dst, r.host)
+		dst = record.AppendHostName(dst, r.host)
 	} else if len(r.dest) > 0 {
 		dst = append(dst, r.dest...) // the SOCKS destination, made a host name by setDest
 	} else {
 		dst = appendHostPort(dst, server)
 	}
-	return appendPath(dst, t)
+	return record.AppendPath(dst, t)
 }
 
 func appendHostPort(dst []byte, ap netip.AddrPort) []byte {
-	return appendHostDefaultPort(dst, ap, 80)
-}
-
-// appendHTTPSURL appends the URL of a TLS or QUIC ClientHello sent to
-// server: https://NAME/ with the server name as sent (bytes that would end
-// the host in a URL made '_'), or, without one, the server's address; then
-// the server's port unless 443.
-func appendHTTPSURL(dst, name []byte, server netip.AddrPort) []byte {
-	dst = append(dst, "https://"...)
-	if len(name) == 0 {
-		dst = appendHostDefaultPort(dst, server, 443)
-	} else {
-		dst = appendHostName(dst, name)
-		if server.Port() != 443 {
-			dst = append(dst, ':')
-			dst = strconv.AppendUint(dst, uint64(server.Port()), 10)
-		}
-	}
-	return append(dst, '/')
-}
-
-// appendHostName appends a host name as sent, with the bytes that would
-// end the host in a URL (space, '/', '?', '#', '@') and each character
-// the text rule forbids (controls, U+2028, U+2029, bytes that are not
-// UTF-8; see text.go) made '_'.
-func appendHostName(dst, name []byte) []byte {
-	for i := 0; i < len(name); {
-		c := name[i]
-		if c > ' ' && c < 0x7f {
-			if c == '/' || c == '?' || c == '#' || c == '@' {
-				c = '_'
-			}
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		n, forbidden := nextChar(name, i)
-		if forbidden || c == ' ' {
-			dst = append(dst, '_')
-		} else {
-			dst = append(dst, name[i:i+n]...)
-		}
-		i += n
-	}
-	return dst
+	return record.AppendHost(dst, ap, 80)
 }
 
 // authorityPort returns the port of a CONNECT's authority ("host:443",
@@ -104,24 +62,6 @@ func authorityPort(auth []byte) uint16 {
 		return 0
 	}
 	return uint16(n)
-}
-
-// appendHostDefaultPort appends the address of ap, IPv6 in brackets, and
-// its port unless it is def.
-func appendHostDefaultPort(dst []byte, ap netip.AddrPort, def uint16) []byte {
-	a := ap.Addr().Unmap()
-	if a.Is6() {
-		dst = append(dst, '[')
-		dst = a.AppendTo(dst)
-		dst = append(dst, ']')
-	} else {
-		dst = a.AppendTo(dst)
-	}
-	if ap.Port() != def {
-		dst = append(dst, ':')
-		dst = strconv.AppendUint(dst, uint64(ap.Port()), 10)
-	}
-	return dst
 }
 
 // hasScheme reports whether t starts with "scheme://".

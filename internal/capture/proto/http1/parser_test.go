@@ -1,4 +1,4 @@
-package capture
+package http1
 
 import (
 	"net/netip"
@@ -27,7 +27,7 @@ func parse(stream string, piece int) ([]string, uint64) {
 		b = b[n:]
 	}
 	p.close(emit)
-	return got, p.errors
+	return got, uint64(p.errors)
 }
 
 func TestParseRequests(t *testing.T) {

@@ -1,4 +1,4 @@
-package capture
+package http1
 
 import (
 	"reflect"
@@ -8,7 +8,7 @@ import (
 
 // sniffParse feeds stream like parse and returns "METHOD URL" (with
 // " tunnel" for a CONNECT), the parse errors and the non-HTTP counts.
-func sniffParse(stream string, piece int) ([]string, AssemblerStats) {
+func sniffParse(stream string, piece int) ([]string, Stats) {
 	p := newReqParser(1024)
 	var got []string
 	emit := func(r *request) {
@@ -28,7 +28,7 @@ func sniffParse(stream string, piece int) ([]string, AssemblerStats) {
 		b = b[n:]
 	}
 	p.close(emit)
-	var s AssemblerStats
+	var s Stats
 	p.collect(&s)
 	return got, s
 }

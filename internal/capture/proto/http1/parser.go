@@ -1,33 +1,36 @@
-package capture
+package http1
 
 import (
 	"bytes"
 	"math"
 
-	"github.com/urldedupd/urldedupd/internal/h2c"
+	"github.com/urldedupd/urldedupd/internal/capture/stream"
 )
 
 // reqParser finds HTTP/1.x requests in one client-to-server byte stream,
-// fed in order. It keeps only what a request needs (method, target, Host)
-// and skips bodies by Content-Length or chunked encoding, so the next
-// pipelined request is found. Junk between requests is skipped line by
-// line; after a gap it resynchronises at the next request line.
+// fed in order (a stream.Parser). It keeps only what a request needs
+// (method, target, Host) and skips bodies by Content-Length or chunked
+// encoding, so the next pipelined request is found. Junk between requests
+// is skipped line by line; after a gap it resynchronises at the next
+// request line. A stream recognised as another protocol's is handed to
+// that protocol's parser when one takes it (Protocol.Takers), else
+// skipped.
 type reqParser struct {
-	maxLine  int
-	line     []byte // a line split across segments
-	req      []byte // SOCKS destination, method, target and host, back to back
-	dest     int32  // req[:dest]: the SOCKS destination, host[:port]
-	method   int32  // req[dest:method]
-	target   int32  // req[method:target]
-	host     int32  // req[target:host]; 0 when no Host header
+	cfg      *Protocol // what is read, where records and counts go: shared
+	line     []byte    // a line split across segments
+	req      []byte    // SOCKS destination, method, target and host, back to back
+	dest     int32     // req[:dest]: the SOCKS destination, host[:port]
+	method   int32     // req[dest:method]
+	target   int32     // req[method:target]
+	host     int32     // req[target:host]; 0 when no Host header
 	hdrBytes int
 	bodyLeft int64
 	r        request
 	budget   int // most bytes line and req may hold together, in capacity
 
-	// counters, read by the assembler
-	errors    uint64
-	overflows uint64 // lines or requests dropped for the budget
+	// counters, collected into cfg (overflows into its sink at each Feed)
+	errors    uint32 // collected at the end and whenever Stats are read
+	overflows uint32 // lines or requests dropped for the budget
 
 	state     parseState
 	version   byte // minor version: HTTP/1.version
@@ -39,21 +42,11 @@ type reqParser struct {
 	connected bool  // after a CONNECT: the bytes that follow are the tunnel's
 	pending   uint8 // a StreamKind + 1 recognised, not yet counted
 
-	// TLS: a ClientHello collected in line (tlsFeed).
-	tls         bool    // ClientHellos are read (tls is recorded)
-	recHdrN     uint8   // bytes of recHdr held
-	recHdr      [5]byte // a TLS record header split across segments
-	recLeft     uint16  // bytes of the current record still to come
-	destPort    uint16  // the port a CONNECT or SOCKS tunnel opened, 0 when none
-	tlsErrors   uint8   // counts not yet collected (collectTLS)
-	tlsTooLarge uint8
+	destPort  uint16 // the port a CONNECT or SOCKS tunnel opened, 0 when none
+	upgrade   bool   // the request being parsed asked for "Upgrade: h2c"
+	h2Upgrade bool   // the last request did: its server may have switched to HTTP/2
 
-	// HTTP/2 in cleartext (see h2c.go)
-	h2On      bool         // decode HTTP/2 streams (else they are skipped as StreamHTTP2)
-	h2        *h2c.Decoder // in state stH2C
-	upgrade   bool         // the request being parsed asked for "Upgrade: h2c"
-	h2Upgrade bool         // the last request did: its server may have switched to HTTP/2
-	h2Counts  h2Counts     // not yet collected (collectH2C)
+	inner stream.Parser // in state stInner: the protocol that took the stream over
 }
 
 type parseState uint8
@@ -68,8 +61,7 @@ const (
 	stTrailers                    // inside the trailer section
 	stSniff                       // at the start of a stream, or of a tunnel: see sniff
 	stSkip                        // a stream of another protocol: its bytes are skipped
-	stTLS                         // collecting a ClientHello: see tlsFeed
-	stH2C                         // HTTP/2: the bytes go to p.h2
+	stInner                       // another protocol's: the bytes go to p.inner
 )
 
 const maxHeaderBytes = 64 << 10
@@ -86,13 +78,17 @@ type request struct {
 	hasHost              bool
 	tunnel               bool // a CONNECT: target is the authority it opens
 	minor                byte
-	h2                   *h2c.Request // an HTTP/2 request: the fields above but dest are unset
-	hello                []byte       // a TLS handshake message (a ClientHello) instead of a request
-	destPort             uint16       // with hello: the port a tunnel opened, 0 when none
 }
 
+// newReqParser returns a parser of lines up to maxLine bytes that hands
+// no stream over and reports to no sink: for the tests, which call feed,
+// gap and close with their own emit.
 func newReqParser(maxLine int) *reqParser {
-	return &reqParser{maxLine: maxLine, budget: math.MaxInt, state: stSniff}
+	return newStreamParser(New(stream.NewSink(nil), 0, maxLine))
+}
+
+func newStreamParser(cfg *Protocol) *reqParser {
+	return &reqParser{cfg: cfg, budget: math.MaxInt, state: stSniff}
 }
 
 // fits reports whether buf (p.line or p.req) can hold n bytes within the
@@ -118,11 +114,8 @@ func (p *reqParser) feed(data []byte, emit func(*request)) {
 			switch p.state {
 			case stSkip:
 				return
-			case stTLS:
-				p.tlsFeed(data, emit)
-				return
-			case stH2C:
-				p.feedH2C(data, emit)
+			case stInner:
+				p.inner.Feed(data, p.innerBudget())
 				return
 			}
 			data = p.sniff(data)
@@ -158,7 +151,7 @@ func (p *reqParser) feed(data []byte, emit func(*request)) {
 			continue
 		}
 		if len(p.line) > 0 {
-			if len(p.line)+len(line) > p.maxLine {
+			if len(p.line)+len(line) > p.cfg.maxLine {
 				p.line = p.line[:0]
 				p.lineTooLong()
 				continue
@@ -174,12 +167,12 @@ func (p *reqParser) feed(data []byte, emit func(*request)) {
 				p.line = nil
 			}
 		}
-		if len(line) > p.maxLine {
+		if len(line) > p.cfg.maxLine {
 			p.lineTooLong()
 			continue
 		}
 		if p.h2Upgrade && p.state == stRequest && string(line) == prefaceLine[:len(prefaceLine)-1] {
-			p.upgraded(emit) // the rest of data is HTTP/2's
+			p.upgraded() // the rest of data is HTTP/2's
 			continue
 		}
 		if len(line) > 0 && line[len(line)-1] == '\r' {
@@ -194,7 +187,7 @@ func (p *reqParser) keep(data []byte) {
 	if p.overflow {
 		return
 	}
-	if len(p.line)+len(data) > p.maxLine {
+	if len(p.line)+len(data) > p.cfg.maxLine {
 		p.overflow = true
 		p.line = p.line[:0]
 		return
@@ -214,7 +207,7 @@ func (p *reqParser) lineTooLong() {
 	case stRequest:
 		p.junkLine()
 	case stHeaders, stTrailers:
-		p.hdrBytes += p.maxLine
+		p.hdrBytes += p.cfg.maxLine
 	default: // a chunk-size line: lost sync
 		p.errors++
 		p.state = stRequest
@@ -407,14 +400,8 @@ func (p *reqParser) gap(n int64) {
 	if p.state == stSkip {
 		return
 	}
-	if p.state == stTLS { // a hole in a ClientHello: the stream is given up on
-		p.tlsStop()
-		return
-	}
-	if p.state == stH2C {
-		if err := p.h2.Lost(int(min(n, math.MaxInt32))); err != nil {
-			p.stopH2C(err)
-		}
+	if p.state == stInner {
+		p.inner.Gap(n)
 		return
 	}
 	if n >= 0 && (p.state == stBody || p.state == stChunkData) && n < p.bodyLeft {
@@ -435,10 +422,14 @@ func (p *reqParser) close(emit func(*request)) {
 	if p.state == stHeaders {
 		p.emit(emit)
 	}
+	if p.inner != nil {
+		p.inner.End()
+		p.inner.Collect()
+		p.inner = nil
+	}
 	p.state, p.socks, p.connected, p.destPort = stRequest, 0, false, 0
 	p.line, p.overflow, p.junk = p.line[:0], false, false
-	p.recLeft, p.recHdrN = 0, 0
-	p.h2, p.upgrade, p.h2Upgrade = nil, false, false
+	p.upgrade, p.h2Upgrade = false, false
 }
 
 // upgraded starts HTTP/2 after a request that asked for "Upgrade: h2c":
@@ -448,15 +439,41 @@ func (p *reqParser) close(emit func(*request)) {
 // goes on in HTTP/1.1), so the client's bytes alone tell that the server
 // switched. The upgraded request itself was stream 1, recorded as
 // HTTP/1.1.
-func (p *reqParser) upgraded(emit func(*request)) {
+func (p *reqParser) upgraded() {
 	p.h2Upgrade = false
-	if !p.h2On {
+	preface := []byte(prefaceLine)
+	if !p.handOff(StreamHTTP2, preface, true) {
 		p.state, p.pending = stSkip, uint8(StreamHTTP2)+1
 		return
 	}
-	p.startH2C(h2c.Upgraded)
-	p.feedH2C([]byte(prefaceLine), emit)
+	p.inner.Feed(preface, p.innerBudget())
 }
+
+// prefaceLine is the first line of the HTTP/2 connection preface.
+const prefaceLine = "PRI * HTTP/2.0\r\n"
+
+// handOff gives the rest of the stream, from first on, to the protocol
+// that takes streams of kind, if one does and takes this one.
+func (p *reqParser) handOff(kind StreamKind, first []byte, upgrade bool) bool {
+	t := p.cfg.Takers[kind].Take
+	if t == nil {
+		return false
+	}
+	h := stream.Handoff{DestPort: p.destPort, Upgrade: upgrade}
+	if int(p.dest) <= len(p.req) {
+		h.Dest = p.req[:p.dest]
+	}
+	in := t(&h, first)
+	if in == nil {
+		return false
+	}
+	p.inner, p.state = in, stInner
+	return true
+}
+
+// innerBudget is what the parser that took the stream over may hold: the
+// budget less this parser's buffers.
+func (p *reqParser) innerBudget() int { return p.budget - cap(p.line) - cap(p.req) }
 
 // hasToken reports whether the comma-separated list v holds token
 // (compared without case).
