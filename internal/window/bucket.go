@@ -36,25 +36,28 @@ func (p Pair) len() int { return len(p.B1) + len(p.B2) }
 // a process killed at any instant leaves whole slots.
 func (s Spec) Decide(p Pair, fp uint32, cur int64) Result {
 	f := Fingerprint(fp)
-	free := -1
-	for i := range p.len() {
-		a := p.slot(i)
-		v := atomic.LoadUint32(a)
-		live := s.SlotLive(cur, v)
-		if live && SlotFingerprint(v) == f {
-			if s.Policy == LastSeen && SlotTag(v) != Tag(cur) {
-				atomic.StoreUint32(a, Slot(fp, cur))
+	ct, g := Tag(cur), uint32(s.Generations)
+	var free *uint32
+	for _, b := range [2][]uint32{p.B1, p.B2} {
+		for i := range b {
+			a := &b[i]
+			v := atomic.LoadUint32(a)
+			live := v != 0 && (ct-v)&tagMask < g
+			if live && v>>TagBits == f {
+				if s.Policy == LastSeen && v&tagMask != ct {
+					atomic.StoreUint32(a, Slot(fp, cur))
+				}
+				return Dup
 			}
-			return Dup
-		}
-		if !live && free < 0 {
-			free = i
+			if !live && free == nil {
+				free = a
+			}
 		}
 	}
-	if free < 0 {
+	if free == nil {
 		return Full
 	}
-	atomic.StoreUint32(p.slot(free), Slot(fp, cur))
+	atomic.StoreUint32(free, Slot(fp, cur))
 	return New
 }
 
