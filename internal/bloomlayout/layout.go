@@ -11,9 +11,9 @@ import (
 )
 
 func init() {
-	for _, id := range []format.Layout{format.Bloom, format.MDBF, format.DSBF} {
-		layout.Register(family{id})
-	}
+	layout.Register(family{format.Bloom})
+	layout.Register(family{format.MDBF})
+	layout.Register(treeLayout{family{format.DSBF}}) // kept in Redis too (redis.go)
 }
 
 // family is one layout of the Bloom family (format.Bloom, format.MDBF,
