@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
 )
@@ -28,7 +29,7 @@ type initOptions struct {
 }
 
 func (o *initOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.layout, "layout", "bitmap", "layout: bitmap (the patent's: one bit per CRC32), keyed (keyed fingerprints: no forgeable collisions, far fewer false duplicates), or the literature's bloom, mdbf, dsbf (state directories only)")
+	fs.StringVar(&o.layout, "layout", format.Default.Layout.Name(), "layout: bitmap (the patent's: one bit per CRC32), keyed (keyed fingerprints: no forgeable collisions, far fewer false duplicates), or the literature's bloom, mdbf, dsbf (state directories only)")
 	fs.StringVar(&o.normalize, "normalize", "safe", "URL normalization: safe (RFC 3986 6.2.2-6.2.3) or none (raw bytes)")
 	fs.StringVar(&o.signature, "signature", "", "bitmap signature: crc32 (IEEE, as zlib; the default) or crc32c (Castagnoli); keyed is always siphash-1-3")
 	fs.Uint64Var(&o.capacity, "capacity", 0, "plan the state for this many distinct URLs (with --false-dup); keyed picks its size from it")
@@ -54,33 +55,7 @@ use; init is for choosing other settings, or for paying the creation cost up
 front.
 
 Layouts:
-  bitmap  the patent's: one bit per CRC32 value, 256 shards of 2 MiB. Any
-          tool can find a URL's bit with zlib's CRC32. The chance that a new
-          URL is reported a duplicate is the fill: n/2^32 after n URLs
-          (0.23% at 10M, 2.3% at 100M), and anyone can forge a URL whose
-          CRC32 equals a URL already seen, hiding it.
-  keyed   32-bit fingerprints in 64-byte buckets, placed by SipHash-1-3
-          under a secret key made at init (in the state directory, mode
-          0600, never printed; in Redis, in the metadata key). A decision is
-          one compare-and-swap on at most two cache lines. In 512 MiB:
-          about 3e-10 false duplicates at 10M URLs and 3e-9 at 100M; past
-          its capacity a URL whose buckets are full is answered new but not
-          stored (stats shows the chance). No collision can be forged
-          without the key.
-  bloom   the patent's comparison, a classic Bloom filter over the whole
-          state (1 MiB to 512 MiB) with --k positions per URL.
-  mdbf    the multi-dimensional Bloom filter: --groups groups of a V1 and
-          a V2 of 1/k of its bits; a URL goes into one group and is found
-          in any.
-  dsbf    the dynamic splittable Bloom filter: each shard is a leaf; a URL
-          goes to one of --children leaves, and a leaf past its bound
-          splits into children, keeping the false-dup chance under --fmax
-          as the URLs grow (until its 256 leaves are used).
-  bloom, mdbf and dsbf sign with SipHash-1-3 under a key, as keyed does,
-  live in state directories only, and serialize batches of all processes
-  with a lock the kernel releases when a process dies
-  (docs/literature.md).
-
+` + layout.Help() + `
 --capacity N --false-dup P sizes a keyed state for N distinct URLs with at
 most a P chance that the next new one is reported a duplicate (and at most
 1e-4 that it is not stored), and refuses what it cannot meet; on a bitmap it
@@ -189,7 +164,7 @@ func runInit(ctx context.Context, g *globalOptions, o *initOptions, out io.Write
 	}
 	want, err := in.Meta(time.Now())
 	if err != nil {
-		if errors.Is(err, state.ErrPlan) && in.Spec.Layout == format.Bitmap && in.Capacity != 0 {
+		if errors.Is(err, state.ErrPlan) && in.Spec.Layout == format.Default.Layout && in.Capacity != 0 {
 			err = fmt.Errorf("%w (init --layout keyed)", err)
 		}
 		if errors.Is(err, state.ErrPlan) {
@@ -249,22 +224,11 @@ func describe(m format.Meta) string {
 	if m.KeyID != "" {
 		d += ", key id " + m.KeyID
 	}
-	if f := m.Filter; m.Spec.Layout.Filter() {
-		d += ", " + describeFilter(m.Spec.Layout, f)
+	if p := layout.Parameters(m); p != "" {
+		d += ", " + p
 	}
 	if m.Capacity != 0 {
 		d += fmt.Sprintf(", planned for %d URLs at a false-dup chance of at most %g", m.Capacity, m.FalseDup)
 	}
 	return d
-}
-
-// describeFilter names a Bloom-family state's parameters.
-func describeFilter(l format.Layout, f format.Filter) string {
-	switch l {
-	case format.MDBF:
-		return fmt.Sprintf("k %d, %d groups of V1 %d bits + V2 %d bits", f.K, f.Groups, f.V1Bits, f.V1Bits/uint64(f.K))
-	case format.DSBF:
-		return fmt.Sprintf("k %d, %d children, fmax %g", f.K, f.Children, f.FMax)
-	}
-	return fmt.Sprintf("k %d", f.K)
 }

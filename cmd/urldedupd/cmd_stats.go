@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
 )
@@ -88,21 +89,14 @@ func writeStats(out io.Writer, r state.Report, m format.Meta) {
 		fmt.Fprintf(out, "distinct    %s URLs stored (one slot each)\n", group(*r.SlotsUsed))
 	} else {
 		fmt.Fprintf(out, "bits set    %s of %s (fill %s)\n", group(*r.BitsSet), group(r.Bits), percent(r.FillRatio))
-		how := "linear counting"
-		switch {
-		case m.Spec.Layout == format.DSBF:
-			how = "counted in the leaves"
-		case m.Spec.Layout.Filter():
-			how = "estimated from the fill"
-		}
 		if r.EstimatedDistinct == nil {
 			fmt.Fprintf(out, "distinct    unknown: every bit is set\n")
 		} else {
-			fmt.Fprintf(out, "distinct    ~%s URLs (%s)\n", group(uint64(math.Round(*r.EstimatedDistinct))), how)
+			fmt.Fprintf(out, "distinct    ~%s URLs (%s)\n", group(uint64(math.Round(*r.EstimatedDistinct))), r.DistinctBy)
 		}
 	}
-	if r.Filter != nil {
-		fmt.Fprintf(out, "filter      %s\n", describeFilter(m.Spec.Layout, *r.Filter))
+	if p := layout.Parameters(m); r.Filter != nil && p != "" {
+		fmt.Fprintf(out, "filter      %s\n", p)
 	}
 	if r.OverBoundLeaves != nil {
 		fmt.Fprintf(out, "tree        height %d, %d leaves (%d live, %s..%s URLs each), %d live leaves past their bound with no room to split\n",
@@ -117,14 +111,12 @@ func writeStats(out io.Writer, r state.Report, m format.Meta) {
 	case r.Planned:
 		fmt.Fprintf(out, "capacity    %s URLs at a false-dup chance of at most %g (planned at init); used %s\n",
 			group(r.Capacity), r.PlannedFalseDup, percent(*r.CapacityUsed))
-	case r.Capacity != 0 && m.Spec.Layout == format.DSBF:
+	case r.Capacity != 0:
 		used := ""
 		if r.CapacityUsed != nil {
 			used = "; used " + percent(*r.CapacityUsed)
 		}
-		fmt.Fprintf(out, "capacity    %s URLs within the tree's bounds (its leaves at each depth filled to their bound, down to the first that cannot split)%s\n", group(r.Capacity), used)
-	case r.Capacity != 0:
-		fmt.Fprintf(out, "capacity    %s URLs before the not-stored chance reaches 1e-4; used %s\n", group(r.Capacity), percent(*r.CapacityUsed))
+		fmt.Fprintf(out, "capacity    %s URLs %s%s\n", group(r.Capacity), r.CapacityMeans, used)
 	default:
 		fmt.Fprintf(out, "capacity    none planned: the false-dup chance grows with every URL (init --capacity plans one)\n")
 	}

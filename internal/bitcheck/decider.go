@@ -2,9 +2,4 @@ package bitcheck
 
 import "github.com/urldedupd/urldedupd/internal/layout"
 
-// A Decider decides batches of signatures. It is layout.Decider, which
-// every layout and state implements; the name stays here for one step, so
-// that callers keep compiling: use layout.Decider (or state.Decider).
-type Decider = layout.Decider
-
-var _ Decider = (*Set)(nil)
+var _ layout.Decider = (*Set)(nil)

@@ -66,7 +66,7 @@ func Report(where string, m format.Meta, f Fill) layout.Report {
 	r.Bits, r.BitsSet, r.FillRatio, r.FalseDupChance, r.Shards = uint64(Bits), &set, f.Ratio(), f.Ratio(), f.Shard[:]
 	e := f.Estimate()
 	if !math.IsInf(e, 0) {
-		r.EstimatedDistinct = &e
+		r.EstimatedDistinct, r.DistinctBy = &e, "linear counting"
 	}
 	r.Used(e)
 	return r

@@ -40,4 +40,14 @@
 // however it dies. Batches of all processes are serialized; what that costs
 // is in docs/BENCHMARKS.md. A dry run (check) takes no lock: it reads words
 // atomically and sets nothing.
+//
+// # DSBF in Redis
+//
+// A DSBF is kept in Redis too (redis.go; package redisstate is the
+// transport): its leaves are the shard keys, decided by BITFIELD commands
+// in rounds (decideTree); a URL is sent to a leaf that can split only
+// under a lease of room taken from "<prefix>:lease:<leaf>", so a leaf's
+// bound holds whatever the number of writers. Close gives back the room a
+// process leased and did not use. Bloom and MDBF spread a URL's bits over
+// the whole state and are kept in directories only.
 package bloomlayout

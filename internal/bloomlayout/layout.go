@@ -11,9 +11,9 @@ import (
 )
 
 func init() {
-	for _, id := range []format.Layout{format.Bloom, format.MDBF, format.DSBF} {
-		layout.Register(family{id})
-	}
+	layout.Register(family{format.Bloom})
+	layout.Register(family{format.MDBF})
+	layout.Register(treeLayout{family{format.DSBF}}) // kept in Redis too (redis.go)
 }
 
 // family is one layout of the Bloom family (format.Bloom, format.MDBF,
@@ -73,7 +73,7 @@ func StateReport(where string, m format.Meta, f Report) layout.Report {
 	r.FillRatio, r.FalseDupChance = float64(f.BitsSet)/float64(f.Bits), f.FalseDup
 	if !math.IsInf(f.Distinct, 0) {
 		d := f.Distinct
-		r.EstimatedDistinct = &d
+		r.EstimatedDistinct, r.DistinctBy = &d, "estimated from the fill"
 	}
 	if m.Spec.Layout == format.DSBF {
 		over := f.OverBound
@@ -84,8 +84,12 @@ func StateReport(where string, m format.Meta, f Report) layout.Report {
 			}
 			r.LeafURLsMax = max(r.LeafURLsMax, n)
 		}
+		if r.EstimatedDistinct != nil {
+			r.DistinctBy = "counted in the leaves"
+		}
 		if !r.Planned {
 			r.Capacity = f.Capacity
+			r.CapacityMeans = "within the tree's bounds (its leaves at each depth filled to their bound, down to the first that cannot split)"
 		}
 	}
 	if r.EstimatedDistinct != nil {

@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"github.com/urldedupd/urldedupd/internal/bloom"
-	"github.com/urldedupd/urldedupd/internal/format"
-	"github.com/urldedupd/urldedupd/internal/keyed"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
 )
@@ -36,18 +35,34 @@ type contender interface {
 }
 
 // Layouts are the contenders compare knows, in table order: urldedupd's
-// layouts (in real temporary states), the patent's comparison Bloom filter
-// exactly as the patent drew its positions (in memory), Zheng et al.'s
-// bitmap hash table and the exact set.
-var Layouts = []string{"bitmap", "keyed", "bloom", "mdbf", "dsbf", "bloom-patent", "hashtable", "exact"}
+// layouts (in real temporary states; every registered layout.Contender),
+// the patent's comparison Bloom filter exactly as the patent drew its
+// positions (in memory), Zheng et al.'s bitmap hash table and the exact
+// set.
+var Layouts = append(stateLayouts(), "bloom-patent", "hashtable", "exact")
+
+// stateLayouts are the names of the layouts compare measures in real
+// states, in format order.
+func stateLayouts() []string {
+	var names []string
+	for _, l := range layout.All() {
+		if _, ok := l.(layout.Contender); ok {
+			names = append(names, l.Name())
+		}
+	}
+	return names
+}
 
 // newContender makes the contender name with memory bytes (where its rules
 // allow), planned for n distinct URLs, with temporary state under dir.
 func newContender(name string, memory int64, n uint64, dir string) (contender, error) {
 	bitsOf := func() uint64 { return min(uint64(memory)*8, bloom.MaxBits) }
+	if l, err := layout.ByName(name); err == nil && l.Name() == name {
+		if lc, ok := l.(layout.Contender); ok {
+			return newStateContender(lc, memory, n, dir)
+		}
+	}
 	switch name {
-	case "bitmap", "keyed", "bloom", "mdbf", "dsbf":
-		return newStateContender(name, memory, n, dir)
 	case "bloom-patent":
 		m := bitsOf()
 		k := int(math.Round(float64(m) / float64(max(n, 1)) * math.Ln2))
@@ -68,30 +83,21 @@ func newContender(name string, memory int64, n uint64, dir string) (contender, e
 
 // stateContender is a real urldedupd state in a temporary directory.
 type stateContender struct {
+	l      layout.Contender
 	st     *state.State
 	signer *signature.Signer
 	sigs   []signature.Signature
 	path   string
-	geo    keyed.Geometry
 }
 
-func newStateContender(name string, memory int64, n uint64, dir string) (*stateContender, error) {
-	in := state.Init{Spec: format.Default}
-	if name != "bitmap" {
-		l, err := format.ParseLayout(name)
-		if err != nil {
-			return nil, err
-		}
-		in = state.Init{Spec: format.Spec{Layout: l, Algorithm: signature.SipHash, Mode: signature.Safe}, Size: keyedSize(memory)}
-		if l.Filter() {
-			in.Size, in.Filter = filterPlan(l, memory, n)
-		}
-	}
+func newStateContender(l layout.Contender, memory int64, n uint64, dir string) (*stateContender, error) {
+	spec, size, filter := l.CompareState(memory, n)
+	in := state.Init{Spec: spec, Size: size, Filter: filter}
 	m, err := in.Meta(time.Now())
 	if err != nil {
 		return nil, err
 	}
-	path, err := os.MkdirTemp(dir, "urldedupd-compare-"+name+"-")
+	path, err := os.MkdirTemp(dir, "urldedupd-compare-"+spec.Layout.Name()+"-")
 	if err != nil {
 		return nil, err
 	}
@@ -100,34 +106,17 @@ func newStateContender(name string, memory int64, n uint64, dir string) (*stateC
 		os.RemoveAll(path)
 		return nil, err
 	}
-	c := &stateContender{st: st, signer: st.Signer(), path: path}
-	c.geo, _ = keyed.NewGeometry(m.Sizes.ShardBytes)
-	return c, nil
+	return &stateContender{l: l, st: st, signer: st.Signer(), path: path}, nil
 }
+
+// report measures the state, for the layouts whose words or formula need
+// it.
+func (c *stateContender) report() (layout.Report, error) { return c.st.Report(context.Background()) }
 
 func (c *stateContender) info() Info {
 	m := c.st.Meta()
-	i := Info{Layout: m.Spec.Layout.Name(), Bytes: m.Sizes.Bytes(), Persistent: true, ExactlyOnce: "yes: one atomic operation"}
-	f := m.Filter
-	switch m.Spec.Layout {
-	case format.Keyed:
-		i.Params = fmt.Sprintf("SipHash-1-3, 32-bit fingerprints, 16-slot buckets, %d MiB shards", m.Sizes.ShardBytes>>20)
-	case format.Bitmap:
-		i.Params = "CRC32, 1 bit per signature"
-	case format.Bloom:
-		i.Params = fmt.Sprintf("m=%d bits, k=%d (keyed SipHash-1-3)", m.Sizes.Bytes()*8, f.K)
-	case format.MDBF:
-		i.Params = fmt.Sprintf("S=%d, N=%d, k=%d", f.Groups, f.V1Bits, f.K)
-	case format.DSBF:
-		rep, _ := c.st.Report(context.Background())
-		i.Params = fmt.Sprintf("c=%d, m=%d bits/leaf, k=%d, fmax=%.2g; height %d, %d leaves", f.Children,
-			m.Sizes.ShardBytes*8-format.LeafHeaderBytes*8, f.K, f.FMax, rep.Height, rep.Leaves)
-		i.Bytes = int64(rep.Leaves) * m.Sizes.ShardBytes // the leaves in use; the state holds 256
-	}
-	if m.Spec.Layout.Filter() {
-		i.ExactlyOnce = "yes: an OFD lock per batch"
-	}
-	return i
+	params, bytes, how := c.l.CompareInfo(m, c.report)
+	return Info{Layout: m.Spec.Layout.Name(), Params: params, Bytes: bytes, Persistent: true, ExactlyOnce: how}
 }
 
 func (c *stateContender) decide(urls [][]byte, seen []bool, dryRun bool) error {
@@ -139,65 +128,9 @@ func (c *stateContender) decide(urls [][]byte, seen []bool, dryRun bool) error {
 	return c.st.Decide(context.Background(), c.sigs, seen, dryRun)
 }
 
-// theory is each layout's formula: from n for bitmap, keyed and bloom;
-// from the state measured for mdbf (the URLs loaded in their own group)
-// and dsbf (the tree as it has grown).
+// theory is each layout's formula (layout.Contender's Theory).
 func (c *stateContender) theory(n uint64) float64 {
-	m := c.st.Meta()
-	switch m.Spec.Layout {
-	case format.Keyed:
-		return keyed.Predict(float64(n) / float64(uint64(c.geo.Buckets())*keyed.Shards)).FalseDup()
-	case format.Bitmap:
-		return state.BitmapFalseDup(n)
-	case format.Bloom:
-		return bloom.FalseDup(uint64(m.Sizes.Bytes())*8, m.Filter.K, n)
-	}
-	rep, err := c.st.Report(context.Background())
-	if err != nil {
-		return math.NaN()
-	}
-	return rep.FalseDupChance
-}
-
-// keyedSize is the keyed state for memory: the largest of 256 shards of a
-// power of two that fits it, and at least the smallest, 512 MiB.
-func keyedSize(memory int64) int64 {
-	size := int64(format.Shards * format.ShardBytes)
-	for size*2 <= min(memory, format.Shards*format.MaxShardBytes) {
-		size *= 2
-	}
-	return size
-}
-
-// filterPlan sizes a Bloom-family state for compare: the largest state
-// that fits memory (a power of two from 1 MiB to 512 MiB), and the
-// parameters its URLs n call for: bloom's best k; the MDBF paper's S and
-// k (4 and 4); a DSBF whose first c leaves together fit memory (leaves of
-// at most 2 MiB, its largest, so c is 4, or up to 16 where memory allows),
-// k best for n/c URLs a leaf and fmax four times a classic filter's rate
-// at n, so that it splits only when given more than that.
-func filterPlan(l format.Layout, memory int64, n uint64) (int64, format.Filter) {
-	size := int64(1) << 20
-	for size*2 <= min(memory, 512<<20) {
-		size *= 2
-	}
-	n = max(n, 1)
-	bits := uint64(size) * 8
-	switch l {
-	case format.Bloom:
-		return size, format.Filter{K: max(1, min(10, int(math.Round(float64(bits)/float64(n)*math.Ln2))))}
-	case format.MDBF:
-		return size, format.Filter{K: 4, Groups: 4}
-	}
-	leaf := int64(format.MinFilterShardBytes)
-	for leaf*2 <= min(memory/4, format.ShardBytes) {
-		leaf *= 2
-	}
-	c := int(max(4, min(format.MaxChildren, memory/leaf)))
-	m := uint64(leaf)*8 - format.LeafHeaderBytes*8
-	k := max(1, min(format.MaxK, int(math.Round(float64(m)/float64(max(n/uint64(c), 1))*math.Ln2))))
-	classic := math.Pow(-math.Expm1(-float64(k)*float64(n)/float64(m*uint64(c))), float64(k))
-	return leaf * format.Shards, format.Filter{K: k, Children: c, FMax: math.Min(math.Max(4*classic, 1e-12), 0.5)}
+	return c.l.Theory(c.st.Meta(), n, c.report)
 }
 
 func (c *stateContender) close() error {

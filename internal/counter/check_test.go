@@ -10,7 +10,7 @@ import (
 	"github.com/urldedupd/urldedupd/internal/inflight"
 	"github.com/urldedupd/urldedupd/internal/linefilter"
 	"github.com/urldedupd/urldedupd/internal/quic"
-	"github.com/urldedupd/urldedupd/internal/redisstate"
+	"github.com/urldedupd/urldedupd/internal/state"
 )
 
 // Every stats type's table describes each of its counters once.
@@ -27,7 +27,7 @@ func TestTablesCoverTheirTypes(t *testing.T) {
 		counter.Check(audit.CountsCounters),
 		counter.Check(linefilter.StatsCounters),
 		counter.Check(inflight.StatsCounters),
-		counter.Check(redisstate.CacheStatsCounters),
+		counter.Check(state.CacheStatsCounters),
 		counter.Check(daemon.EventLogStatsCounters),
 	} {
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/internal/bitcheck"
 	"github.com/urldedupd/urldedupd/internal/inflight"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/shardfile"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
@@ -20,7 +21,7 @@ func ExampleWindow() {
 	}
 	defer d.Close()
 	// Any Decider: a local Set here, Redis in production.
-	var backend bitcheck.Decider = bitcheck.New(d)
+	var backend layout.Decider = bitcheck.New(d)
 
 	s := signature.NewSigner(signature.IEEE, signature.Safe)
 	urls := []string{"http://a.example/", "http://b.example/", "HTTP://A.EXAMPLE:80/", "http://b.example/"}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"sync"
 
-	"github.com/urldedupd/urldedupd/internal/bitcheck"
 	"github.com/urldedupd/urldedupd/internal/counter"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
@@ -21,7 +21,7 @@ import (
 // state, whose answers cost less than a hand-over to another goroutine,
 // and it lets a caller have one loop for every state.
 type Window[T any] struct {
-	d      bitcheck.Decider
+	d      layout.Decider
 	ctx    context.Context
 	dryRun bool
 	atOnce bool // depth 0: Send decides in the caller's goroutine
@@ -65,7 +65,7 @@ type slot[T any] struct {
 // answers at once, in Send; 1 or more keeps that many batches in flight,
 // each decided in a goroutine of the Window's. Its batches are decided
 // with ctx, and only tested when dryRun. Close it to stop its goroutines.
-func NewWindow[T any](ctx context.Context, d bitcheck.Decider, depth int, dryRun bool) *Window[T] {
+func NewWindow[T any](ctx context.Context, d layout.Decider, depth int, dryRun bool) *Window[T] {
 	if depth <= 0 {
 		w := &Window[T]{d: d, ctx: ctx, dryRun: dryRun, atOnce: true, slots: make([]slot[T], 1)}
 		w.slots[0].done = make(chan struct{}, 1)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/internal/bitcheck"
 	"github.com/urldedupd/urldedupd/internal/inflight"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/shardfile"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
@@ -64,7 +65,7 @@ type batch struct{ start, end int }
 
 // decide runs sigs through a Window in batches and returns the answers and
 // the first error with the batch it came from.
-func decide(t *testing.T, d bitcheck.Decider, sigs []signature.Signature, size, depth int, dryRun bool) ([]bool, batch, error) {
+func decide(t *testing.T, d layout.Decider, sigs []signature.Signature, size, depth int, dryRun bool) ([]bool, batch, error) {
 	t.Helper()
 	w := inflight.NewWindow[batch](context.Background(), d, depth, dryRun)
 	defer w.Close()

@@ -87,7 +87,7 @@ func Report(where string, m format.Meta, f Fill) layout.Report {
 	r.FullBuckets, r.NotStoredChance, r.Shards = &full, &notStored, f.Shard[:]
 	if !r.Planned {
 		if g, err := NewGeometry(m.Sizes.ShardBytes); err == nil {
-			r.Capacity = g.Capacity()
+			r.Capacity, r.CapacityMeans = g.Capacity(), "before the not-stored chance reaches 1e-4"
 		}
 	}
 	r.Used(distinct)

@@ -143,27 +143,111 @@ func eval(ctx context.Context, pipe redis.Pipeliner, key string, g Geometry, l L
 		int64(l.B1&g.mask)*BucketBytes, int64(l.B2&g.mask)*BucketBytes, string(fp[:]), dry)
 }
 
-// RedisCommands: in Redis, a URL is decided by one EVALSHA of the decide
+// OpenRedis: in Redis, a URL is decided by one EVALSHA of the decide
 // script on its shard's key.
-func (keyedLayout) RedisCommands(m format.Meta) (layout.RedisCommands, error) {
+func (keyedLayout) OpenRedis(_ context.Context, m format.Meta, t layout.Transport) (layout.Remote, error) {
 	g, err := NewGeometry(m.Sizes.ShardBytes)
 	if err != nil {
 		return nil, err
 	}
-	return redisCmds{g}, nil
+	return &redisCmds{geo: g, t: t, meta: m}, nil
 }
 
-type redisCmds struct{ geo Geometry }
+// redisCmds is a keyed state in Redis (layout.RedisCommands), and an
+// Inserter for MergeShard.
+type redisCmds struct {
+	geo  Geometry
+	t    layout.Transport
+	meta format.Meta
+}
 
-func (c redisCmds) Shard(sig signature.Signature) int { return int(uint64(sig) >> 56) }
+func (c *redisCmds) Shard(sig signature.Signature) int { return int(uint64(sig) >> 56) }
 
-func (c redisCmds) Queue(ctx context.Context, pipe redis.Pipeliner, key string, sig signature.Signature, dryRun bool) redis.Cmder {
+func (c *redisCmds) Queue(ctx context.Context, pipe redis.Pipeliner, key string, sig signature.Signature, dryRun bool) redis.Cmder {
 	return eval(ctx, pipe, key, c.geo, c.geo.Locate(uint64(sig)), dryRun)
 }
 
-func (redisCmds) Load(ctx context.Context, c redis.UniversalClient) error { return LoadScript(ctx, c) }
+func (*redisCmds) Load(ctx context.Context, c redis.UniversalClient) error { return LoadScript(ctx, c) }
 
-var _ layout.RedisLayout = keyedLayout{}
+func (*redisCmds) Close(context.Context) error { return nil }
+
+// Insert decides locs (storing each fingerprint in the first empty slot
+// of B1 then B2, as a decision does) through the transport's pipeline,
+// retries and WAIT, and sets res[i] to each one's answer: MergeShard's
+// Inserter. A batch Redis did not decide fails.
+func (c *redisCmds) Insert(ctx context.Context, locs []Loc, res []Result) error {
+	sigs := make([]signature.Signature, len(locs))
+	for i, l := range locs {
+		sigs[i] = signature.Signature(c.geo.Sum(l))
+	}
+	ans, first := make([]uint8, len(locs)), make([]bool, len(locs))
+	if err := c.t.Answers(ctx, sigs, ans, first); err != nil {
+		return err
+	}
+	for i := range locs {
+		res[i] = Result(ans[i])
+		if !first[i] && res[i] != Full {
+			res[i] = Dup
+		}
+	}
+	return nil
+}
+
+// Report counts the occupied slots of every bucket.
+func (c *redisCmds) Report(ctx context.Context, where string) (layout.Report, error) {
+	f, err := c.fill(ctx)
+	if err != nil {
+		return layout.Report{}, err
+	}
+	return Report(where, c.meta, f), nil
+}
+
+// fill counts the occupied slots of every bucket, reading each key in
+// pieces of 4 MiB (GETRANGE); bytes a key does not have are empty
+// buckets.
+func (c *redisCmds) fill(ctx context.Context) (Fill, error) {
+	var f Fill
+	const piece = 4 << 20
+	size := c.meta.Sizes.ShardBytes
+	for i := range Shards {
+		k := c.t.Key(format.ShardName(i))
+		var got int64
+		for off := int64(0); off < size; off += piece {
+			b, err := c.t.Client().GetRange(ctx, k, off, min(off+piece, size)-1).Bytes()
+			if err != nil {
+				return f, fmt.Errorf("keyed: GETRANGE %s: %w: %v", k, layout.ErrUnavailable, err)
+			}
+			short := int64(len(b)) < min(piece, size-off) // the key ends here: the rest is zeros
+			if r := len(b) % BucketBytes; r != 0 {
+				b = append(b, make([]byte, BucketBytes-r)...) // a key ends where its last slot was written
+			}
+			f.AddBytes(uint8(i), b)
+			got += int64(len(b))
+			if short {
+				break
+			}
+		}
+		empty := uint64(size-got) / BucketBytes
+		f.Hist[0] += empty
+		f.Buckets += empty
+	}
+	return f, nil
+}
+
+var (
+	_ layout.RedisLayout   = keyedLayout{}
+	_ layout.RedisCommands = (*redisCmds)(nil)
+	_ Inserter             = (*redisCmds)(nil)
+)
+
+// The decide script answers a Result, which is layout's answer: the
+// lengths below are 0 only if New, Dup and Full are AnswerNew, AnswerDup
+// and AnswerNotStored (it does not compile otherwise).
+var (
+	_ [0]struct{} = [uint8(New) - layout.AnswerNew]struct{}{}
+	_ [0]struct{} = [uint8(Dup) - layout.AnswerDup]struct{}{}
+	_ [0]struct{} = [uint8(Full) - layout.AnswerNotStored]struct{}{}
+)
 
 // LoadScript loads the decide script into c's script cache (on every
 // master of a cluster).

@@ -73,6 +73,12 @@ type Report struct {
 	// Shards are the bits set (Bitmap, the Bloom family) or slots
 	// occupied (Keyed) per shard.
 	Shards []uint64 `json:"shards"`
+
+	// The layout's words for stats, not in the JSON: how EstimatedDistinct
+	// was found ("linear counting"), and what a Capacity not planned
+	// means ("URLs before …"), each "" where it has none.
+	DistinctBy    string `json:"-"`
+	CapacityMeans string `json:"-"`
 }
 
 // NewReport returns the report of a state of metadata m at where, with

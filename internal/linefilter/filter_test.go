@@ -10,7 +10,7 @@ import (
 	"testing/iotest"
 	"time"
 
-	"github.com/urldedupd/urldedupd/internal/bitcheck"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/linefilter"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
@@ -25,7 +25,7 @@ func newSet(t testing.TB) *state.State {
 
 // batched is a real decider asked as a remote one is: n batches in flight.
 type batched struct {
-	bitcheck.Decider
+	layout.Decider
 	n int
 }
 

@@ -10,28 +10,16 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/urldedupd/urldedupd/internal/format"
-	"github.com/urldedupd/urldedupd/internal/keyed"
+	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
 // scratch is one Decide call's working memory, reused across calls.
 type scratch struct {
-	sub     []signature.Signature       // distinct signatures of the batch
-	ans     []uint8                     // their answers: a bit, or a keyed.Result
-	met     []bool                      // first occurrence met, when answering
-	first   map[signature.Signature]int // signature → index in sub
-	of      []int                       // batch index → index in sub
-	pending []int                       // indexes in sub not yet decided
-	next    []int                       // pending after an attempt
-	slot    []int                       // DSBF: the leaf each index in sub is at
-	byLeaf  [signature.Shards][]int     // DSBF: pending indexes by leaf
-	pos     []uint64                    // DSBF: one URL's positions
-	arena   []any                       // DSBF: the arguments of a round's commands
-	incr    [signature.Shards]uint64    // DSBF: URLs stored per leaf, not yet counted there
-	grant   [signature.Shards]uint64    // DSBF: room leased per leaf, not yet used
-	refund  [signature.Shards]uint64    // DSBF: leases to give back per leaf
-	full    [signature.Shards]bool      // DSBF: leaves whose room is all leased: set their flag
-	short   [signature.Shards]bool      // DSBF: leaves whose last lease came back short
+	layout.Batch                             // distinct signatures, their answers, those pending
+	met          []bool                      // first occurrence met, when answering
+	first        map[signature.Signature]int // signature → index in Sigs
+	of           []int                       // batch index → index in Sigs
 }
 
 // Decide tests and sets (or with dryRun only tests) every signature's bit,
@@ -49,26 +37,28 @@ func (r *Redis) Decide(ctx context.Context, sigs []signature.Signature, seen []b
 	defer cancel()
 	sc := r.prepare(sigs)
 	defer r.scratch.Put(sc)
-	decide := r.decide
-	if r.tree != nil {
-		decide = r.decideTree
+	var err error
+	if r.rounds != nil {
+		err = r.rounds.Decide(ctx, &sc.Batch, dryRun)
+	} else {
+		err = r.decide(ctx, sc, dryRun)
 	}
-	if err := decide(ctx, sc, dryRun); err != nil {
+	if err != nil {
 		if r.onError != AssumeNew {
 			return fmt.Errorf("redisstate: batch of %d: %w", len(sigs), err)
 		}
-		for _, k := range sc.pending {
-			sc.ans[k] = 0
+		for _, k := range sc.Pending {
+			sc.Answers[k] = 0
 		}
-		r.assumed.Add(uint64(len(sc.pending)))
+		r.assumed.Add(uint64(len(sc.Pending)))
 	}
 	var lost uint64
 	for i, k := range sc.of {
 		// Unless a dry run, every occurrence after the first is a
-		// duplicate; but a URL the keyed layout could not store is new
-		// each time, as it is on a local keyed state, and counted.
-		notStored := sc.ans[k] == uint8(keyed.Full) && !dryRun
-		seen[i] = sc.ans[k] == 1 || (sc.met[k] && !dryRun && !notStored)
+		// duplicate; but a URL the layout could not store (keyed.Full) is
+		// new each time, as it is on a local state, and counted.
+		notStored := sc.Answers[k] == layout.AnswerNotStored && !dryRun
+		seen[i] = sc.Answers[k] == layout.AnswerDup || (sc.met[k] && !dryRun && !notStored)
 		sc.met[k] = true
 		if notStored {
 			lost++
@@ -78,31 +68,24 @@ func (r *Redis) Decide(ctx context.Context, sigs []signature.Signature, seen []b
 	return nil
 }
 
-// Insert decides locs on a Keyed state (storing each fingerprint in the
-// first empty slot of B1 then B2, as a decision does) through the same
-// pipeline, retries and WAIT as Decide, and sets res[i] to each one's
-// answer: keyed.MergeShard's Inserter. A batch Redis did not decide fails,
+// answers decides sigs by the layout's commands, through the same
+// pipeline, retries and WAIT as Decide, and sets ans[i] to the answer of
+// sigs[i]'s first occurrence and first[i] to whether it is the first
+// (layout.Transport's Answers). A batch Redis did not decide fails,
 // whatever OnError says.
-func (r *Redis) Insert(ctx context.Context, locs []keyed.Loc, res []keyed.Result) error {
-	if !r.keyed {
-		return fmt.Errorf("redisstate: %w: Insert on layout %s", format.ErrLayout, r.meta.Spec.Layout)
+func (r *Redis) answers(ctx context.Context, sigs []signature.Signature, ans []uint8, first []bool) error {
+	if r.cmds == nil {
+		return fmt.Errorf("redisstate: %w: layout %s decides no URL by one command", format.ErrLayout, r.meta.Spec.Layout)
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	sigs := make([]signature.Signature, len(locs))
-	for i, l := range locs {
-		sigs[i] = signature.Signature(r.geo.Sum(l))
-	}
 	sc := r.prepare(sigs)
 	defer r.scratch.Put(sc)
 	if err := r.decide(ctx, sc, false); err != nil {
-		return fmt.Errorf("redisstate: batch of %d: %w", len(locs), err)
+		return fmt.Errorf("redisstate: batch of %d: %w", len(sigs), err)
 	}
 	for i, k := range sc.of {
-		res[i] = keyed.Result(sc.ans[k])
-		if sc.met[k] && res[i] != keyed.Full {
-			res[i] = keyed.Dup
-		}
+		ans[i], first[i] = sc.Answers[k], !sc.met[k]
 		sc.met[k] = true
 	}
 	return nil
@@ -115,21 +98,21 @@ func (r *Redis) prepare(sigs []signature.Signature) *scratch {
 		sc = &scratch{first: make(map[signature.Signature]int, 1024)}
 	}
 	clear(sc.first)
-	sc.sub, sc.of, sc.pending = sc.sub[:0], sc.of[:0], sc.pending[:0]
+	sc.Sigs, sc.of, sc.Pending = sc.Sigs[:0], sc.of[:0], sc.Pending[:0]
 	for _, s := range sigs {
 		k, ok := sc.first[s]
 		if !ok {
-			k = len(sc.sub)
+			k = len(sc.Sigs)
 			sc.first[s] = k
-			sc.sub = append(sc.sub, s)
-			sc.pending = append(sc.pending, k)
+			sc.Sigs = append(sc.Sigs, s)
+			sc.Pending = append(sc.Pending, k)
 		}
 		sc.of = append(sc.of, k)
 	}
-	if cap(sc.ans) < len(sc.sub) {
-		sc.ans, sc.met = make([]uint8, len(sc.sub)), make([]bool, len(sc.sub))
+	if cap(sc.Answers) < len(sc.Sigs) {
+		sc.Answers, sc.met = make([]uint8, len(sc.Sigs)), make([]bool, len(sc.Sigs))
 	}
-	sc.ans, sc.met = sc.ans[:len(sc.sub)], sc.met[:len(sc.sub)]
+	sc.Answers, sc.met = sc.Answers[:len(sc.Sigs)], sc.met[:len(sc.Sigs)]
 	clear(sc.met)
 	return sc
 }
@@ -139,12 +122,12 @@ func (r *Redis) prepare(sigs []signature.Signature) *scratch {
 func (r *Redis) decide(ctx context.Context, sc *scratch, dryRun bool) error {
 	wait := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		left, retry, err := r.run(ctx, sc, sc.pending, sc.next[:0], dryRun)
+		left, retry, err := r.run(ctx, sc, sc.Pending, sc.Next[:0], dryRun)
 		if err != nil {
-			return err // sc.pending: every command without an answer
+			return err // sc.Pending: every command without an answer
 		}
-		sc.pending, sc.next = left, sc.pending
-		if len(sc.pending) == 0 {
+		sc.Pending, sc.Next = left, sc.Pending
+		if len(sc.Pending) == 0 {
 			return nil
 		}
 		if r.cluster != nil {
@@ -157,14 +140,14 @@ func (r *Redis) decide(ctx context.Context, sc *scratch, dryRun bool) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: %d commands not run in %d attempts within %v: %v", ErrUnavailable, len(sc.pending), attempt, r.timeout, retry)
+			return fmt.Errorf("%w: %d commands not run in %d attempts within %v: %v", ErrUnavailable, len(sc.Pending), attempt, r.timeout, retry)
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, time.Second)
 	}
 }
 
-// run sends the commands for ks (indexes in sc.sub) as one pipeline per
+// run sends the commands for ks (indexes in sc.Sigs) as one pipeline per
 // node (see pipes), each followed by a WAIT when the state waits for
 // replicas, and records the answers. It returns the indexes whose commands
 // provably did not run, appended to left, with the last of their errors,
@@ -174,7 +157,7 @@ func (r *Redis) run(ctx context.Context, sc *scratch, ks, left []int, dryRun boo
 	cmds := make([]redis.Cmder, len(ks))
 	on := make([]*nodePipe, len(ks))
 	for j, k := range ks {
-		s := sc.sub[k]
+		s := sc.Sigs[k]
 		sh := r.cmds.Shard(s)
 		np, e := ps.of(ctx, sh)
 		if e != nil { // no master known for the slot: nothing sent
@@ -205,7 +188,7 @@ func (r *Redis) run(ctx context.Context, sc *scratch, ks, left []int, dryRun boo
 		if e != nil {
 			return nil, nil, fmt.Errorf("%w: %v (the batch may have been partly applied)", ErrUnavailable, e)
 		}
-		sc.ans[ks[j]] = uint8(v)
+		sc.Answers[ks[j]] = uint8(v)
 		on[j].ran = true
 	}
 	if replicas > 0 {
@@ -225,8 +208,8 @@ func (r *Redis) run(ctx context.Context, sc *scratch, ks, left []int, dryRun boo
 	return left, retry, nil
 }
 
-// answer returns a command's integer answer: a bit (0 or 1) or a keyed
-// Result.
+// answer returns a command's integer answer: layout.AnswerNew,
+// AnswerDup or AnswerNotStored.
 func answer(cmd redis.Cmder) (int64, error) {
 	var v int64
 	var err error
@@ -236,7 +219,7 @@ func answer(cmd redis.Cmder) (int64, error) {
 	case *redis.Cmd:
 		v, err = c.Int64()
 	}
-	if err == nil && (v < 0 || v > int64(keyed.Full)) {
+	if err == nil && (v < 0 || v > int64(layout.AnswerNotStored)) {
 		err = fmt.Errorf("answer %d out of range", v)
 	}
 	return v, err

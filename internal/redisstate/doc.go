@@ -2,10 +2,15 @@
 // for sensors and crawlers on several hosts that must share one "seen?" set.
 //
 // It is the transport: pipelines per node, retries of commands that
-// provably did not run, WAIT, cluster routing (route.go). The commands
-// that decide a URL are the layout's (layout.RedisCommands: SETBIT of the
-// bitmap in package bitcheck, the keyed script in package keyed), but
-// for the DSBF's tree, decided in rounds with leases (tree.go).
+// provably did not run, WAIT, cluster routing (route.go). What is in the
+// keys is the layout's (package layout): a layout.RedisLayout opens its
+// half of the state over this transport (layout.Transport), either
+// commands that decide a URL each (layout.RedisCommands: SETBIT of the
+// bitmap in package bitcheck, the keyed script in package keyed), sent
+// here, or a protocol of its own (layout.RedisRounds: the DSBF's tree in
+// package bloomlayout, decided in rounds with leases), and its reports.
+// This package knows no layout by name; a layout that is no RedisLayout
+// is kept in state directories only.
 //
 // # Layout
 //
@@ -43,12 +48,4 @@
 // Replication is asynchronous: a master that dies before its replica has a
 // bit loses the bit in the failover. Options.Replicas closes that gap: each
 // batch waits (WAIT) for that many replicas of every master it wrote to.
-//
-// # DSBF
-//
-// A DSBF's leaves are the shard keys, decided by BITFIELD commands (see
-// decideTree); a URL is sent to a leaf that can split only under a lease
-// of room taken from "<prefix>:lease:<leaf>", so a leaf's bound holds
-// whatever the number of writers. Close gives back the room a process
-// leased and did not use.
 package redisstate

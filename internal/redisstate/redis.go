@@ -12,18 +12,16 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/urldedupd/urldedupd/internal/bitcheck"
-	"github.com/urldedupd/urldedupd/internal/bloomlayout"
 	"github.com/urldedupd/urldedupd/internal/format"
-	"github.com/urldedupd/urldedupd/internal/keyed"
 	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
 // Errors.
 var (
-	// ErrUnavailable wraps a failure to reach Redis or to run a batch.
-	ErrUnavailable = errors.New("redis unavailable")
+	// ErrUnavailable wraps a failure to reach Redis or to run a batch
+	// (it is layout.ErrUnavailable, which a layout's Redis code returns).
+	ErrUnavailable = layout.ErrUnavailable
 	// ErrBadURL is returned for a backend address that is none of
 	// redis://host:port/db, rediss://…, redis-cluster://host:port,host:port,
 	// rediss-cluster://… and unix:///path/redis.sock, or does not parse.
@@ -62,27 +60,24 @@ type Options struct {
 	Replicas int
 }
 
-// Redis is a bitmap in Redis. It is safe for concurrent use.
+// Redis is a state in Redis: the transport (pipelines per node, retries,
+// WAIT, cluster routing) under the layout's commands. It is safe for
+// concurrent use.
 type Redis struct {
-	c         redis.UniversalClient
-	prefix    string
-	keys      [signature.Shards]string
-	leaseKeys [signature.Shards]string // DSBF: the room leased from each leaf
-	meta      format.Meta
-	onError   OnError
-	timeout   time.Duration
-	replicas  int
-	cluster   *redis.ClusterClient // when c is a cluster
-	scratch   sync.Pool            // *scratch
-	assumed   atomic.Uint64
-	cmds      layout.RedisCommands            // the layout's commands, one per URL (all but DSBF)
-	keyed     bool                            // Keyed layout: Insert, KeyedFill
-	geo       keyed.Geometry                  // Keyed layout
-	full      atomic.Uint64                   // Keyed: answered new, not stored (both buckets full)
-	tree      *bloomlayout.Tree               // DSBF layout: the leaves are the shard keys
-	split     [signature.Shards]atomic.Bool   // DSBF: leaves seen split (for ever)
-	count     [signature.Shards]atomic.Uint64 // DSBF: each leaf's count, as last known here
-	pool      [signature.Shards]atomic.Uint64 // DSBF: room leased from each leaf and not used
+	c        redis.UniversalClient
+	prefix   string
+	keys     [signature.Shards]string
+	meta     format.Meta
+	onError  OnError
+	timeout  time.Duration
+	replicas int
+	cluster  *redis.ClusterClient // when c is a cluster
+	scratch  sync.Pool            // *scratch
+	assumed  atomic.Uint64
+	remote   layout.Remote        // the layout's half: cmds or rounds
+	cmds     layout.RedisCommands // the layout's commands, one per URL
+	rounds   layout.RedisRounds   // the layout's own protocol (the DSBF's tree)
+	full     atomic.Uint64        // answered new, not stored (layout.AnswerNotStored)
 }
 
 // Open connects to addr (redis://[user:pass@]host:port[/db] or
@@ -108,7 +103,6 @@ func Open(ctx context.Context, addr string, opts *Options) (*Redis, error) {
 	}
 	for i := range r.keys {
 		r.keys[i] = r.prefix + ":" + format.ShardName(i)
-		r.leaseKeys[i] = r.prefix + ":lease:" + format.ShardName(i)
 	}
 	attempts := opts.Attempts
 	if attempts <= 0 {
@@ -122,24 +116,17 @@ func Open(ctx context.Context, addr string, opts *Options) (*Redis, error) {
 		c.Close()
 		return nil, err
 	}
-	if r.meta.Spec.Layout == format.DSBF {
-		if err := r.loadTree(ctx); err != nil {
-			c.Close()
-			return nil, err
-		}
-	}
-	if r.tree == nil {
-		if err := r.loadCommands(ctx); err != nil {
-			c.Close()
-			return nil, err
-		}
+	if err := r.openLayout(ctx); err != nil {
+		c.Close()
+		return nil, err
 	}
 	return r, nil
 }
 
-// loadCommands readies the layout's commands (package layout): it loads
-// their script, so that the first batch need not learn of NOSCRIPT.
-func (r *Redis) loadCommands(ctx context.Context) error {
+// openLayout readies the layout's half of the state (package layout):
+// its commands, their script loaded so that the first batch need not
+// learn of NOSCRIPT, or its own protocol.
+func (r *Redis) openLayout(ctx context.Context) error {
 	l, err := layout.Lookup(r.meta.Spec.Layout)
 	if err != nil {
 		return fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
@@ -148,13 +135,17 @@ func (r *Redis) loadCommands(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("redisstate: %s: %w: layout %s has no Redis commands", r.metaKey(), format.ErrLayout, l.Name())
 	}
-	if r.cmds, err = rl.RedisCommands(r.meta); err != nil {
+	if r.remote, err = rl.OpenRedis(ctx, r.meta, transport{r}); err != nil {
 		return fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
 	}
-	if r.keyed = r.meta.Spec.Layout == format.Keyed; r.keyed {
-		if r.geo, err = keyed.NewGeometry(r.meta.Sizes.ShardBytes); err != nil {
-			return fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
-		}
+	switch x := r.remote.(type) {
+	case layout.RedisRounds:
+		r.rounds = x
+		return nil
+	case layout.RedisCommands:
+		r.cmds = x
+	default:
+		return fmt.Errorf("redisstate: %s: %w: layout %s decides by neither commands nor rounds", r.metaKey(), format.ErrLayout, l.Name())
 	}
 	if err := r.cmds.Load(ctx, r.c); err != nil {
 		return fmt.Errorf("redisstate: %w: %v", ErrUnavailable, err)
@@ -266,13 +257,28 @@ func newMeta(opts *Options) (format.Meta, error) {
 }
 
 // inRedis returns an error wrapping format.ErrLayout for a layout this
-// build keeps only in state directories: bloom and mdbf, whose URLs' bits
-// are spread over the whole state (a DSBF's are in one leaf, one key).
-func inRedis(l format.Layout) error {
-	if l.Filter() && l != format.DSBF {
-		return fmt.Errorf("%w: layout %s is kept in a state directory only in this build (in Redis: bitmap, keyed or dsbf)", format.ErrLayout, l.Name())
+// build keeps only in state directories: one that is no
+// layout.RedisLayout (bloom and mdbf, whose URLs' bits are spread over the
+// whole state; a DSBF's are in one leaf, one key).
+func inRedis(id format.Layout) error {
+	l, err := layout.Lookup(id)
+	if err != nil {
+		return err
 	}
-	return nil
+	if _, ok := l.(layout.RedisLayout); ok {
+		return nil
+	}
+	var names []string
+	for _, l := range layout.All() {
+		if _, ok := l.(layout.RedisLayout); ok {
+			names = append(names, l.Name())
+		}
+	}
+	in := strings.Join(names, ", ")
+	if n := len(names); n > 1 {
+		in = strings.Join(names[:n-1], ", ") + " or " + names[n-1]
+	}
+	return fmt.Errorf("%w: layout %s is kept in a state directory only in this build (in Redis: %s)", format.ErrLayout, l.Name(), in)
 }
 
 // Meta returns the state's metadata; for the Keyed layout it carries the
@@ -284,95 +290,32 @@ func (r *Redis) Meta() format.Meta { return r.meta }
 func (r *Redis) Client() redis.UniversalClient { return r.c }
 
 // NotStored returns how many URLs were answered new without being stored
-// because both their buckets were full (Keyed layout; 0 for Bitmap).
+// (layout.AnswerNotStored: the keyed layout's URLs whose both buckets
+// were full).
 func (r *Redis) NotStored() uint64 { return r.full.Load() }
 
 // Assumed returns how many URLs were answered new under AssumeNew.
 func (r *Redis) Assumed() uint64 { return r.assumed.Load() }
 
-// KeyedFill counts the occupied slots of every bucket of a Keyed state,
-// reading each key in pieces of 4 MiB (GETRANGE); bytes a key does not
-// have are empty buckets.
-func (r *Redis) KeyedFill(ctx context.Context) (keyed.Fill, error) {
-	var f keyed.Fill
-	if !r.keyed {
-		return f, fmt.Errorf("redisstate: %w: KeyedFill on layout %s", format.ErrLayout, r.meta.Spec.Layout)
-	}
-	const piece = 4 << 20
-	size := r.meta.Sizes.ShardBytes
-	for i, k := range r.keys {
-		var got int64
-		for off := int64(0); off < size; off += piece {
-			b, err := r.c.GetRange(ctx, k, off, min(off+piece, size)-1).Bytes()
-			if err != nil {
-				return f, fmt.Errorf("redisstate: GETRANGE %s: %w: %v", k, ErrUnavailable, err)
-			}
-			short := int64(len(b)) < min(piece, size-off) // the key ends here: the rest is zeros
-			if r := len(b) % keyed.BucketBytes; r != 0 {
-				b = append(b, make([]byte, keyed.BucketBytes-r)...) // a key ends where its last slot was written
-			}
-			f.AddBytes(uint8(i), b)
-			got += int64(len(b))
-			if short {
-				break
-			}
-		}
-		empty := uint64(size-got) / keyed.BucketBytes
-		f.Hist[0] += empty
-		f.Buckets += empty
-	}
-	return f, nil
-}
-
-// Fill counts the set bits of every key (BITCOUNT) of a Bitmap state.
-func (r *Redis) Fill(ctx context.Context) (bitcheck.Fill, error) {
-	var f bitcheck.Fill
-	pipe := r.c.Pipeline()
-	cmds := make([]*redis.IntCmd, signature.Shards)
-	for i, k := range r.keys {
-		cmds[i] = pipe.BitCount(ctx, k, nil)
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return f, fmt.Errorf("redisstate: BITCOUNT: %w: %v", ErrUnavailable, err)
-	}
-	for i, c := range cmds {
-		f.Shard[i] = uint64(c.Val())
-	}
-	return f, nil
-}
+// Remote returns the layout's half of the state (layout.Remote), for what
+// a layout offers beyond deciding (as the keyed layout's Inserter).
+func (r *Redis) Remote() layout.Remote { return r.remote }
 
 // String names the backend for messages: its address without password.
 func (r *Redis) String() string { return "redis " + r.prefix }
 
-// Close gives back the room this process leased from a DSBF's leaves and
-// did not use, and closes the connections.
+// Close gives back what the layout holds of the state (the room a DSBF
+// process leased from its leaves and did not use), and closes the
+// connections.
 func (r *Redis) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
-	err := r.giveBack(ctx)
+	err := r.remote.Close(ctx)
 	return errors.Join(err, r.c.Close())
 }
 
 // Report measures the state (reading every key) and returns its report,
 // by its layout's formula; where names it.
 func (r *Redis) Report(ctx context.Context, where string) (layout.Report, error) {
-	switch {
-	case r.tree != nil:
-		f, err := r.TreeReport(ctx)
-		if err != nil {
-			return layout.Report{}, err
-		}
-		return bloomlayout.StateReport(where, r.meta, f), nil
-	case r.keyed:
-		f, err := r.KeyedFill(ctx)
-		if err != nil {
-			return layout.Report{}, err
-		}
-		return keyed.Report(where, r.meta, f), nil
-	}
-	f, err := r.Fill(ctx)
-	if err != nil {
-		return layout.Report{}, err
-	}
-	return bitcheck.Report(where, r.meta, f), nil
+	return r.remote.Report(ctx, where)
 }

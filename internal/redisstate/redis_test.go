@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/urldedupd/urldedupd/internal/bitcheck" // the layout these tests keep in Redis
 	"github.com/urldedupd/urldedupd/internal/format"
 	"github.com/urldedupd/urldedupd/internal/redisstate"
 	"github.com/urldedupd/urldedupd/internal/redistest"
@@ -40,9 +41,9 @@ func TestDecideInOrder(t *testing.T) {
 	if err := r.Decide(ctx, sigs, seen, false); err != nil || fmt.Sprint(seen) != "[true true true true true true]" {
 		t.Fatalf("again: %v %v", seen, err)
 	}
-	f, err := r.Fill(ctx)
-	if err != nil || f.Total() != 4 || f.Shard[0] != 3 || f.Shard[0xff] != 1 {
-		t.Fatalf("fill %d (shard 00 %d), %v", f.Total(), f.Shard[0], err)
+	f, err := r.Report(ctx, "test")
+	if err != nil || *f.BitsSet != 4 || f.Shards[0] != 3 || f.Shards[0xff] != 1 {
+		t.Fatalf("fill %v (shards %v), %v", f.BitsSet, f.Shards, err)
 	}
 }
 

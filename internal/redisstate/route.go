@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/urldedupd/urldedupd/internal/layout"
+	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
 // pipes holds one attempt's pipelines: one for a single server, one per
@@ -94,3 +97,40 @@ func (p *pipes) exec(ctx context.Context, replicas int, timeout time.Duration) {
 	}
 	wg.Wait()
 }
+
+// For returns the pipeline of the master that holds key (layout.Pipes).
+func (p *pipes) For(ctx context.Context, key string) (redis.Pipeliner, error) {
+	np, err := p.ofKey(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return np.pipe, nil
+}
+
+// Exec runs every pipeline at once, without WAIT (layout.Pipes).
+func (p *pipes) Exec(ctx context.Context) { p.exec(ctx, 0, p.r.timeout) }
+
+// transport is what the state gives its layout's Redis code
+// (layout.Transport).
+type transport struct{ r *Redis }
+
+func (t transport) Client() redis.UniversalClient { return t.r.c }
+func (t transport) Key(name string) string        { return t.r.prefix + ":" + name }
+func (t transport) Pipes() layout.Pipes           { return t.r.pipes() }
+func (transport) NotRun(err error) bool           { return notRun(err) }
+func (t transport) Timeout() time.Duration        { return t.r.timeout }
+func (t transport) Replicas() int                 { return t.r.replicas }
+
+// Refused learns a cluster's slots again, after commands it refused
+// unrun (MOVED, CLUSTERDOWN, …).
+func (t transport) Refused(ctx context.Context) {
+	if t.r.cluster != nil {
+		t.r.cluster.ReloadState(ctx)
+	}
+}
+
+func (t transport) Answers(ctx context.Context, sigs []signature.Signature, ans []uint8, first []bool) error {
+	return t.r.answers(ctx, sigs, ans, first)
+}
+
+var _ layout.Transport = transport{}

@@ -171,7 +171,11 @@ func (w *merger) send(ctx context.Context, i int, data []byte) error {
 			w.m.Copied += b2i(copied)
 			return err
 		}
-		return w.reinsert(ctx, i, data, s.redis)
+		ins, ok := s.redis.Remote().(keyed.Inserter)
+		if !ok {
+			return fmt.Errorf("state: merge into %s: %w: layout %s cannot re-insert in Redis", s, format.ErrLayout, s.meta.Spec.Layout)
+		}
+		return w.reinsert(ctx, i, data, ins)
 	}
 	if d := s.dir.Shard(i); s.dir.Created() && allZero(d) {
 		for off := 0; off < len(data); off += pageBytes { // pages of zeros stay unwritten: a sparse file stays sparse

@@ -65,7 +65,7 @@ type RemoteOptions struct {
 	// DefaultInFlight.
 	InFlight int
 	// Cache, when set, is a local state directory that answers known
-	// duplicates without asking Redis (redisstate.Cached). It is created
+	// duplicates without asking Redis (Cached, in front of it). It is created
 	// with the Redis state's format if it does not exist.
 	Cache string
 }
@@ -213,7 +213,7 @@ func openRemote(ctx context.Context, addr string, opts *Options) (*State, error)
 			return nil, err
 		}
 		s.dir = d
-		s.decider = &redisstate.Cached{Local: local, Remote: r}
+		s.decider = &Cached{Local: local, Remote: r}
 	}
 	return s, nil
 }

@@ -1,4 +1,4 @@
-package redisstate_test
+package state_test
 
 import (
 	"context"
@@ -10,8 +10,10 @@ import (
 
 	"github.com/urldedupd/urldedupd/internal/bitcheck"
 	"github.com/urldedupd/urldedupd/internal/redisstate"
+	"github.com/urldedupd/urldedupd/internal/redistest"
 	"github.com/urldedupd/urldedupd/internal/shardfile"
 	"github.com/urldedupd/urldedupd/internal/signature"
+	"github.com/urldedupd/urldedupd/internal/state"
 )
 
 // A local cache whose shard is truncated under the process: a batch that
@@ -19,7 +21,7 @@ import (
 // the process dying of SIGBUS; batches in other shards still work.
 func TestCachedTruncatedShard(t *testing.T) {
 	ctx := context.Background()
-	r, err := redisstate.Open(ctx, server(t), &redisstate.Options{Create: true})
+	r, err := redisstate.Open(ctx, redistest.Server(t), &redisstate.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +31,7 @@ func TestCachedTruncatedShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	c := &redisstate.Cached{Local: bitcheck.New(d), Remote: r}
+	c := &state.Cached{Local: bitcheck.New(d), Remote: r}
 	if err := os.Truncate(filepath.Join(d.Path(), "3a"), 0); err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,91 @@
-package redisstate
+package bloomlayout
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/urldedupd/urldedupd/internal/bloomlayout"
 	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/layout"
 )
+
+// treeLayout is the DSBF layout: the Bloom family's, and kept in Redis too.
+type treeLayout struct{ family }
+
+// OpenRedis readies a DSBF state in Redis: its tree, and every leaf's
+// split flag and count as they are now.
+func (treeLayout) OpenRedis(ctx context.Context, m format.Meta, t layout.Transport) (layout.Remote, error) {
+	if t.Replicas() > 0 {
+		return nil, fmt.Errorf("bloomlayout: %w: layout dsbf does not wait for replicas (--redis-replicas) in this build", format.ErrLayout)
+	}
+	r := &redisTree{t: t, meta: m, tree: NewTree(m)}
+	for i := range r.keys {
+		r.keys[i] = t.Key(format.ShardName(i))
+		r.leaseKeys[i] = t.Key("lease:" + format.ShardName(i))
+	}
+	r.scratch.New = func() any { return new(treeScratch) }
+	if err := r.load(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// redisTree is a DSBF state in Redis. It is safe for concurrent use.
+type redisTree struct {
+	t         layout.Transport
+	meta      format.Meta
+	tree      *Tree
+	keys      [format.Shards]string        // the leaves
+	leaseKeys [format.Shards]string        // the room leased from each leaf
+	split     [format.Shards]atomic.Bool   // leaves seen split (for ever)
+	count     [format.Shards]atomic.Uint64 // each leaf's count, as last known here
+	pool      [format.Shards]atomic.Uint64 // room leased from each leaf and not used
+	scratch   sync.Pool                    // *treeScratch
+}
+
+// treeScratch is one decision's working memory, reused across batches.
+type treeScratch struct {
+	*layout.Batch                       // the batch's distinct signatures, answers, pending
+	slot          []int                 // the leaf each index in Sigs is at
+	byLeaf        [format.Shards][]int  // pending indexes by leaf
+	pos           []uint64              // one URL's positions
+	arena         []any                 // the arguments of a round's commands
+	incr          [format.Shards]uint64 // URLs stored per leaf, not yet counted there
+	grant         [format.Shards]uint64 // room leased per leaf, not yet used
+	refund        [format.Shards]uint64 // leases to give back per leaf
+	full          [format.Shards]bool   // leaves whose room is all leased: set their flag
+	short         [format.Shards]bool   // leaves whose last lease came back short
+}
+
+// Decide decides b's pending signatures on the tree (decideTree).
+func (r *redisTree) Decide(ctx context.Context, b *layout.Batch, dryRun bool) error {
+	sc := r.scratch.Get().(*treeScratch)
+	sc.Batch = b
+	defer func() {
+		sc.Batch = nil
+		r.scratch.Put(sc)
+	}()
+	return r.decideTree(ctx, sc, dryRun)
+}
+
+// Close gives back the room this process leased from the leaves and did
+// not use.
+func (r *redisTree) Close(ctx context.Context) error { return r.giveBack(ctx) }
+
+// Report measures the state from every leaf's header and bits set.
+func (r *redisTree) Report(ctx context.Context, where string) (layout.Report, error) {
+	f, err := r.treeReport(ctx)
+	if err != nil {
+		return layout.Report{}, err
+	}
+	return StateReport(where, r.meta, f), nil
+}
 
 // maxRounds bounds the rounds of one batch, beyond one a URL: a tree of
 // 256 leaves is at most 8 deep (c ≥ 2), a leaf near its bound takes a few
@@ -59,14 +133,14 @@ const maxRounds = 64
 // URL stored in the leaf between the read and the split would otherwise
 // be decided new a second time in the child. A batch ends when its URLs
 // are decided and its counts and unused leases are given back.
-func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error {
+func (r *redisTree) decideTree(ctx context.Context, sc *treeScratch, dryRun bool) error {
 	t := r.tree
-	if cap(sc.slot) < len(sc.sub) {
-		sc.slot = make([]int, len(sc.sub))
+	if cap(sc.slot) < len(sc.Sigs) {
+		sc.slot = make([]int, len(sc.Sigs))
 	}
-	sc.slot = sc.slot[:len(sc.sub)]
-	for _, ki := range sc.pending {
-		sc.slot[ki] = t.First(uint64(sc.sub[ki]))
+	sc.slot = sc.slot[:len(sc.Sigs)]
+	for _, ki := range sc.Pending {
+		sc.slot[ki] = t.First(uint64(sc.Sigs[ki]))
 	}
 	clear(sc.incr[:])
 	clear(sc.grant[:])
@@ -76,7 +150,7 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 	owed := func(s int) bool { return sc.incr[s] > 0 || sc.refund[s] > 0 || sc.full[s] }
 	wait := 20 * time.Millisecond
 	for round := 0; ; round++ {
-		if len(sc.pending) == 0 && !slices.ContainsFunc(sc.incr[:], func(n uint64) bool { return n > 0 }) &&
+		if len(sc.Pending) == 0 && !slices.ContainsFunc(sc.incr[:], func(n uint64) bool { return n > 0 }) &&
 			!slices.ContainsFunc(sc.refund[:], func(n uint64) bool { return n > 0 }) && !slices.Contains(sc.full[:], true) {
 			for s, n := range sc.grant {
 				if n > 0 && !r.split[s].Load() {
@@ -85,20 +159,20 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 			}
 			return nil
 		}
-		if round == maxRounds+len(sc.sub) {
-			return fmt.Errorf("%w: %d URLs not decided in %d rounds", ErrUnavailable, len(sc.pending), round)
+		if round == maxRounds+len(sc.Sigs) {
+			return fmt.Errorf("%w: %d URLs not decided in %d rounds", layout.ErrUnavailable, len(sc.Pending), round)
 		}
 		for s := range sc.byLeaf {
 			sc.byLeaf[s] = sc.byLeaf[s][:0]
 		}
-		for _, ki := range sc.pending {
+		for _, ki := range sc.Pending {
 			sc.byLeaf[sc.slot[ki]] = append(sc.byLeaf[sc.slot[ki]], ki)
 		}
-		ps := r.pipes()
+		ps := r.t.Pipes()
 		var calls []leafCall
 		clear(sc.arena) // the last round's commands are done: let their values go
 		sc.arena = sc.arena[:0]
-		next := sc.next[:0]
+		next := sc.Next[:0]
 		var retry error
 		for s, ks := range sc.byLeaf {
 			if len(ks) == 0 && (dryRun || !owed(s)) {
@@ -111,23 +185,21 @@ func (r *Redis) decideTree(ctx context.Context, sc *scratch, dryRun bool) error 
 			}
 			calls = append(calls, c)
 		}
-		ps.exec(ctx, 0, r.timeout)
+		ps.Exec(ctx)
 		for _, c := range calls {
 			var err error
 			if next, retry, err = r.leafAnswers(sc, c, next, retry); err != nil {
 				return err
 			}
 		}
-		sc.pending, sc.next = next, sc.pending
+		sc.Pending, sc.Next = next, sc.Pending
 		if retry == nil {
 			continue
 		}
-		if r.cluster != nil {
-			r.cluster.ReloadState(ctx)
-		}
+		r.t.Refused(ctx)
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: %d URLs not decided within %v: %v", ErrUnavailable, len(sc.pending), r.timeout, retry)
+			return fmt.Errorf("%w: %d URLs not decided within %v: %v", layout.ErrUnavailable, len(sc.Pending), r.t.Timeout(), retry)
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, time.Second)
@@ -171,9 +243,9 @@ func redisOffset(p uint64) uint64 {
 }
 
 // appendBits appends op ("SET" or "GET") of every bit of the URLs ks.
-func (r *Redis) appendBits(args []any, sc *scratch, ks []int, op string) []any {
+func (r *redisTree) appendBits(args []any, sc *treeScratch, ks []int, op string) []any {
 	for _, ki := range ks {
-		sc.pos = r.tree.Positions(sc.pos[:0], uint64(sc.sub[ki]))
+		sc.pos = r.tree.Positions(sc.pos[:0], uint64(sc.Sigs[ki]))
 		for _, p := range sc.pos {
 			if op == "SET" {
 				args = append(args, "SET", "u1", redisOffset(p), 1)
@@ -186,18 +258,18 @@ func (r *Redis) appendBits(args []any, sc *scratch, ks []int, op string) []any {
 }
 
 // leafCall queues leaf s's commands for this round.
-func (r *Redis) leafCall(ctx context.Context, ps *pipes, sc *scratch, s int, dryRun bool) (leafCall, error) {
+func (r *redisTree) leafCall(ctx context.Context, ps layout.Pipes, sc *treeScratch, s int, dryRun bool) (leafCall, error) {
 	t := r.tree
 	ks := sc.byLeaf[s]
 	c := leafCall{leaf: s, dry: dryRun}
-	np, err := ps.of(ctx, s)
+	np, err := ps.For(ctx, r.keys[s])
 	if err != nil {
 		return c, err
 	}
-	var lp *nodePipe // the lease key's node
+	var lp redis.Pipeliner // the lease key's node
 	limit, can := t.Limit(s)
 	if !dryRun && can && (len(ks) > 0 || sc.refund[s] > 0) {
-		if lp, err = ps.ofKey(ctx, r.leaseKeys[s]); err != nil {
+		if lp, err = ps.For(ctx, r.leaseKeys[s]); err != nil {
 			return c, err
 		}
 	}
@@ -233,7 +305,7 @@ func (r *Redis) leafCall(ctx context.Context, ps *pipes, sc *scratch, s int, dry
 		sc.arena = args
 		if len(args) > start+2 {
 			c.write = redis.NewIntSliceCmd(ctx, args[start:len(args):len(args)]...)
-			_ = np.pipe.Process(ctx, c.write)
+			_ = np.Process(ctx, c.write)
 		}
 	}
 	// URLs without room are read where the leaf is full (their flag
@@ -246,7 +318,7 @@ func (r *Redis) leafCall(ctx context.Context, ps *pipes, sc *scratch, s int, dry
 		args = r.appendBits(args, sc, ks[c.sent:], "GET")
 		sc.arena = args
 		c.read = redis.NewIntSliceCmd(ctx, args[start:len(args):len(args)]...)
-		_ = np.pipe.Process(ctx, c.read)
+		_ = np.Process(ctx, c.read)
 	}
 	if lp != nil {
 		if n := uint64(len(ks) - c.sent); n > 0 && !split && !c.flag && !sc.full[s] {
@@ -263,7 +335,7 @@ func (r *Redis) leafCall(ctx context.Context, ps *pipes, sc *scratch, s int, dry
 		c.back = sc.refund[s]
 		sc.refund[s] = 0
 		if c.want > 0 || c.back > 0 {
-			c.lease = lp.pipe.IncrBy(ctx, r.leaseKeys[s], int64(c.want)-int64(c.back))
+			c.lease = lp.IncrBy(ctx, r.leaseKeys[s], int64(c.want)-int64(c.back))
 		}
 	}
 	return c, nil
@@ -273,20 +345,20 @@ func (r *Redis) leafCall(ctx context.Context, ps *pipes, sc *scratch, s int, dry
 // next the URLs left for the next round (those not sent, and those sent
 // on to a child). Commands that provably did not run leave their URLs,
 // counts and leases for the next round, and are returned as retry.
-func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([]int, error, error) {
+func (r *redisTree) leafAnswers(sc *treeScratch, c leafCall, next []int, retry error) ([]int, error, error) {
 	t := r.tree
 	k := t.K()
 	s := c.leaf
 	ks := sc.byLeaf[s]
 	leafErr := func(e error) error {
-		return fmt.Errorf("%w: leaf %s: %v (the batch may have been partly applied)", ErrUnavailable, format.ShardName(s), e)
+		return fmt.Errorf("%w: leaf %s: %v (the batch may have been partly applied)", layout.ErrUnavailable, format.ShardName(s), e)
 	}
 	allSet := func(bits []int64) bool { return !slices.Contains(bits, 0) }
 	unsent := ks[c.sent:]
 	wrote := true
 	if c.write != nil {
 		if e := c.write.Err(); e != nil {
-			if !notRun(e) {
+			if !r.t.NotRun(e) {
 				return next, retry, leafErr(e)
 			}
 			sc.incr[s] += c.incr
@@ -321,12 +393,12 @@ func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([
 				for j, ki := range ks[:c.sent] {
 					switch {
 					case allSet(vals[1+j*k : 1+(j+1)*k]):
-						sc.ans[ki] = 1
+						sc.Answers[ki] = 1
 					case splitBefore: // not in the leaf: decided in its child
-						sc.slot[ki] = t.Child(s, uint64(sc.sub[ki]))
+						sc.slot[ki] = t.Child(s, uint64(sc.Sigs[ki]))
 						next = append(next, ki)
 					default:
-						sc.ans[ki] = 0
+						sc.Answers[ki] = 0
 						stored++
 					}
 				}
@@ -340,7 +412,7 @@ func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([
 	}
 	if c.lease != nil {
 		if e := c.lease.Err(); e != nil {
-			if !notRun(e) {
+			if !r.t.NotRun(e) {
 				return next, retry, leafErr(e)
 			}
 			sc.refund[s] += c.back
@@ -362,7 +434,7 @@ func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([
 		return append(next, unsent...), retry, nil
 	}
 	if e := c.read.Err(); e != nil || !wrote {
-		if e != nil && !notRun(e) {
+		if e != nil && !r.t.NotRun(e) {
 			return next, retry, leafErr(e)
 		}
 		if e != nil {
@@ -384,12 +456,12 @@ func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([
 	for j, ki := range unsent {
 		switch {
 		case allSet(bits[j*k : (j+1)*k]):
-			sc.ans[ki] = 1
+			sc.Answers[ki] = 1
 		case split:
-			sc.slot[ki] = t.Child(s, uint64(sc.sub[ki]))
+			sc.slot[ki] = t.Child(s, uint64(sc.Sigs[ki]))
 			next = append(next, ki)
 		case c.dry:
-			sc.ans[ki] = 0
+			sc.Answers[ki] = 0
 		default: // a live leaf without room for it yet
 			next = append(next, ki)
 		}
@@ -399,7 +471,7 @@ func (r *Redis) leafAnswers(sc *scratch, c leafCall, next []int, retry error) ([
 
 // take takes up to n URLs of room from what this process holds of leaf
 // s.
-func (r *Redis) take(s int, n uint64) uint64 {
+func (r *redisTree) take(s int, n uint64) uint64 {
 	for {
 		have := r.pool[s].Load()
 		got := min(have, n)
@@ -412,30 +484,30 @@ func (r *Redis) take(s int, n uint64) uint64 {
 // giveBack gives back the room this process holds of every live leaf, so
 // that other writers can fill it (Close calls it; a process killed keeps
 // its room, and its leaves split that much short of their bounds).
-func (r *Redis) giveBack(ctx context.Context) error {
+func (r *redisTree) giveBack(ctx context.Context) error {
 	if r.tree == nil {
 		return nil
 	}
-	ps := r.pipes()
+	ps := r.t.Pipes()
 	var cmds []*redis.IntCmd
 	for s := range r.pool {
 		n := r.pool[s].Swap(0)
 		if n == 0 || r.split[s].Load() {
 			continue
 		}
-		np, err := ps.ofKey(ctx, r.leaseKeys[s])
+		np, err := ps.For(ctx, r.leaseKeys[s])
 		if err != nil {
 			return err
 		}
-		cmds = append(cmds, np.pipe.DecrBy(ctx, r.leaseKeys[s], int64(n)))
+		cmds = append(cmds, np.DecrBy(ctx, r.leaseKeys[s], int64(n)))
 	}
 	if len(cmds) == 0 {
 		return nil
 	}
-	ps.exec(ctx, 0, r.timeout)
+	ps.Exec(ctx)
 	for _, c := range cmds {
 		if err := c.Err(); err != nil {
-			return fmt.Errorf("redisstate: give back leased room: %w: %v", ErrUnavailable, err)
+			return fmt.Errorf("bloomlayout: give back leased room: %w: %v", layout.ErrUnavailable, err)
 		}
 	}
 	return nil
@@ -443,7 +515,7 @@ func (r *Redis) giveBack(ctx context.Context) error {
 
 // learnCount records a leaf's count as Redis answered it: the most of
 // what this process knew and what Redis says.
-func (r *Redis) learnCount(s int, n uint64) {
+func (r *redisTree) learnCount(s int, n uint64) {
 	for {
 		old := r.count[s].Load()
 		if n <= old || r.count[s].CompareAndSwap(old, n) {
@@ -452,18 +524,13 @@ func (r *Redis) learnCount(s int, n uint64) {
 	}
 }
 
-// loadTree readies a DSBF state: its tree, and every leaf's split flag and
-// count as they are now.
-func (r *Redis) loadTree(ctx context.Context) error {
-	if r.replicas > 0 {
-		return fmt.Errorf("redisstate: %w: layout dsbf does not wait for replicas (--redis-replicas) in this build", format.ErrLayout)
-	}
-	r.tree = bloomlayout.NewTree(r.meta)
+// load reads every leaf's split flag and count as they are now.
+func (r *redisTree) load(ctx context.Context) error {
 	leaves, err := r.leaves(ctx)
 	if err != nil {
 		return err
 	}
-	pipe := r.c.Pipeline()
+	pipe := r.t.Client().Pipeline()
 	for s, l := range leaves {
 		r.split[s].Store(r.tree.Split(s, l.Split))
 		r.count[s].Store(l.URLs)
@@ -472,15 +539,15 @@ func (r *Redis) loadTree(ctx context.Context) error {
 		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("redisstate: %w: %v", ErrUnavailable, err)
+		return fmt.Errorf("bloomlayout: %w: %v", layout.ErrUnavailable, err)
 	}
 	return nil
 }
 
 // leaves reads every leaf's header (GETRANGE) and bits set (BITCOUNT past
 // the header), in one pipeline.
-func (r *Redis) leaves(ctx context.Context) ([]bloomlayout.Leaf, error) {
-	pipe := r.c.Pipeline()
+func (r *redisTree) leaves(ctx context.Context) ([]Leaf, error) {
+	pipe := r.t.Client().Pipeline()
 	heads := make([]*redis.StringCmd, format.Shards)
 	counts := make([]*redis.IntCmd, format.Shards)
 	for s := range heads {
@@ -488,9 +555,9 @@ func (r *Redis) leaves(ctx context.Context) ([]bloomlayout.Leaf, error) {
 		counts[s] = pipe.BitCount(ctx, r.keys[s], &redis.BitCount{Start: format.LeafHeaderBytes, End: -1})
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("redisstate: %w: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("bloomlayout: %w: %v", layout.ErrUnavailable, err)
 	}
-	leaves := make([]bloomlayout.Leaf, format.Shards)
+	leaves := make([]Leaf, format.Shards)
 	for s := range leaves {
 		h := []byte(heads[s].Val())
 		for i := 0; i < len(h) && i < 8; i++ {
@@ -504,12 +571,9 @@ func (r *Redis) leaves(ctx context.Context) ([]bloomlayout.Leaf, error) {
 	return leaves, nil
 }
 
-// TreeReport measures a DSBF state from every leaf's header and bits set.
-func (r *Redis) TreeReport(ctx context.Context) (bloomlayout.Report, error) {
-	rep := bloomlayout.Report{Shards: make([]uint64, format.Shards)}
-	if r.tree == nil {
-		return rep, fmt.Errorf("redisstate: %w: TreeReport on layout %s", format.ErrLayout, r.meta.Spec.Layout)
-	}
+// treeReport measures the tree from every leaf's header and bits set.
+func (r *redisTree) treeReport(ctx context.Context) (Report, error) {
+	rep := Report{Shards: make([]uint64, format.Shards)}
 	leaves, err := r.leaves(ctx)
 	if err != nil {
 		return rep, err
@@ -517,3 +581,8 @@ func (r *Redis) TreeReport(ctx context.Context) (bloomlayout.Report, error) {
 	r.tree.Report(&rep, leaves)
 	return rep, nil
 }
+
+var (
+	_ layout.RedisLayout = treeLayout{}
+	_ layout.RedisRounds = (*redisTree)(nil)
+)

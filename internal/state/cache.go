@@ -1,4 +1,4 @@
-package redisstate
+package state
 
 import (
 	"context"
@@ -10,18 +10,21 @@ import (
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
-// Cached is Redis with a local first pass: a memory-mapped state on this
-// host that remembers every bit Redis has reported set.
+// Cached is a remote backend with a local first pass, a decorator of the
+// backend: a memory-mapped state on this host that remembers every
+// signature the remote backend has reported stored (Open's
+// RemoteOptions.Cache, in front of Redis).
 //
-// It stays exactly once because bits are only ever set: a bit is set in
-// the cache only after Redis has it set, so a bit set locally is set
-// globally, and a signature found in the cache is a certain duplicate that
-// needs no round trip. Every other signature is decided by Redis, in order,
-// as without the cache. Several processes may share one cache directory,
-// and a Cached is safe for concurrent use.
+// It stays exactly once because a layout it can mirror only ever sets
+// bits (layout.MergeOr or MergeReinsert, never a tree that splits): a
+// signature is stored in the cache only after the remote backend has it,
+// so one found locally is stored globally, a certain duplicate that needs
+// no round trip. Every other signature is decided by the remote backend,
+// in order, as without the cache. Several processes may share one cache
+// directory, and a Cached is safe for concurrent use.
 type Cached struct {
 	Local  layout.Decider // a layout opened over a state directory of the same format (layout.Local)
-	Remote *Redis
+	Remote layout.Decider // the backend it is in front of (a state in Redis)
 
 	scratch sync.Pool // *cacheScratch
 	local   atomic.Uint64

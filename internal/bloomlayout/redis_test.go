@@ -1,4 +1,4 @@
-package redisstate_test
+package bloomlayout
 
 import (
 	"context"
@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/urldedupd/urldedupd/internal/bloomlayout"
 	"github.com/urldedupd/urldedupd/internal/format"
 	"github.com/urldedupd/urldedupd/internal/redisstate"
+	"github.com/urldedupd/urldedupd/internal/redistest"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
@@ -22,12 +22,12 @@ func TestTreeLeafAtItsBound(t *testing.T) {
 	k := signature.Key{9}
 	asked := format.NewMeta(format.Spec{Layout: format.DSBF, Algorithm: signature.SipHash, Mode: signature.Safe}, time.Now())
 	asked.Sizes.ShardBytes, asked.Filter, asked.Key = 4<<10, format.Filter{K: 7, Children: 2, FMax: 0.001}, &k
-	r, err := redisstate.Open(ctx, server(t), &redisstate.Options{Create: true, Spec: &asked.Spec, New: &asked})
+	r, err := redisstate.Open(ctx, redistest.Server(t), &redisstate.Options{Create: true, Spec: &asked.Spec, New: &asked})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	tree := bloomlayout.NewTree(r.Meta())
+	tree := NewTree(r.Meta())
 	limit, _ := tree.Limit(0)
 	if limit < 100 {
 		t.Fatalf("leaf 0's bound is %d URLs: too few for this test", limit)
@@ -73,7 +73,7 @@ func TestTreeLeafAtItsBound(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rep, err := r.TreeReport(ctx)
+	rep, err := r.Remote().(*redisTree).treeReport(ctx)
 	if err != nil || rep.Leaves != 4 || rep.Distinct != float64(limit) {
 		t.Fatalf("after the bound: %d leaves, %v URLs (want 4, %d): %v", rep.Leaves, rep.Distinct, limit, err)
 	}

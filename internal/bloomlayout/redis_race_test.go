@@ -1,4 +1,4 @@
-package redisstate
+package bloomlayout
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/layout"
+	"github.com/urldedupd/urldedupd/internal/redisstate"
 	"github.com/urldedupd/urldedupd/internal/redistest"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
@@ -25,15 +27,19 @@ func TestTreeReadUsesTheFlagItRead(t *testing.T) {
 	k := signature.Key{7}
 	asked := format.NewMeta(format.Spec{Layout: format.DSBF, Algorithm: signature.SipHash, Mode: signature.Safe}, time.Now())
 	asked.Sizes.ShardBytes, asked.Filter, asked.Key = 4<<10, format.Filter{K: 7, Children: 2, FMax: 0.001}, &k
-	open := func(create bool) *Redis {
-		r, err := Open(ctx, addr, &Options{Create: create, Spec: &asked.Spec, New: &asked})
+	open := func(create bool) *redisstate.Redis {
+		r, err := redisstate.Open(ctx, addr, &redisstate.Options{Create: create, Spec: &asked.Spec, New: &asked})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
 		return r
 	}
-	r, other := open(true), open(false)
+	state, other := open(true), open(false)
+	r, ok := state.Remote().(*redisTree)
+	if !ok {
+		t.Fatalf("a DSBF in Redis is decided by %T", state.Remote())
+	}
 	rng := rand.New(rand.NewPCG(3, 3))
 	var sig signature.Signature
 	for sig = signature.Signature(rng.Uint64()); r.tree.First(uint64(sig)) != 0; sig = signature.Signature(rng.Uint64()) {
@@ -45,17 +51,16 @@ func TestTreeReadUsesTheFlagItRead(t *testing.T) {
 
 	// This process's round: the URL has no room (its last lease came back
 	// short), so it is read, not sent.
-	sc := r.prepare([]signature.Signature{sig})
-	defer r.scratch.Put(sc)
+	sc := &treeScratch{Batch: &layout.Batch{Sigs: []signature.Signature{sig}, Answers: make([]uint8, 1), Pending: []int{0}}}
 	sc.slot = append(sc.slot[:0], leaf)
 	sc.byLeaf[leaf] = append(sc.byLeaf[leaf][:0], 0)
 	sc.short[leaf] = true
-	ps := r.pipes()
+	ps := r.t.Pipes()
 	c, err := r.leafCall(ctx, ps, sc, leaf, false)
 	if err != nil || c.read == nil || c.sent != 0 {
 		t.Fatalf("the round does not read the URL: sent %d, read %v, %v", c.sent, c.read != nil, err)
 	}
-	ps.exec(ctx, 0, r.timeout)
+	ps.Exec(ctx)
 
 	// Before its answers are taken: another writer stores the URL (new),
 	// the leaf splits, and another batch of this process learns of it.
@@ -63,7 +68,7 @@ func TestTreeReadUsesTheFlagItRead(t *testing.T) {
 	if err := other.Decide(ctx, []signature.Signature{sig}, seen, false); err != nil || seen[0] {
 		t.Fatalf("the other writer: seen %v, %v", seen[0], err)
 	}
-	if err := other.c.BitField(ctx, r.keys[leaf], "SET", "u8", flagOffset, 1).Err(); err != nil {
+	if err := other.Client().BitField(ctx, r.keys[leaf], "SET", "u8", flagOffset, 1).Err(); err != nil {
 		t.Fatal(err)
 	}
 	r.split[leaf].Store(true)
@@ -76,7 +81,7 @@ func TestTreeReadUsesTheFlagItRead(t *testing.T) {
 		t.Fatalf("read at a live leaf, the URL was sent on to leaf %d (pending %v): it would be new twice", sc.slot[0], next)
 	}
 	// The next round finds it where the other writer stored it.
-	if err := r.Decide(ctx, []signature.Signature{sig}, seen, false); err != nil || !seen[0] {
+	if err := state.Decide(ctx, []signature.Signature{sig}, seen, false); err != nil || !seen[0] {
 		t.Fatalf("after the other writer stored it: seen %v, %v", seen[0], err)
 	}
 }
