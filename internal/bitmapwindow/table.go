@@ -27,13 +27,6 @@ var ErrShard = errors.New("bitmapwindow: bad shard")
 // ErrReadOnly is returned by Decide on a table opened read-only.
 var ErrReadOnly = errors.New("bitmapwindow: read-only")
 
-// Locker serialises decisions across every process that shares the
-// state; Table takes lock 0 for a whole batch (see lockAll).
-type Locker interface {
-	Lock(shard int) error
-	Unlock(shard int) error
-}
-
 // Options are a Table's runtime settings.
 type Options struct {
 	Clock    func() time.Time // replaces time.Now
@@ -57,7 +50,7 @@ type Table struct {
 	spec     window.Spec
 	ring     int64
 	shards   [signature.Shards]shard
-	lock     Locker
+	lock     window.Locker
 	now      func() time.Time
 	readOnly bool
 	hook     func(Step)
@@ -72,7 +65,7 @@ type shard struct {
 
 // NewTable returns the table over shards (each ShardBytes(Generations), 8-
 // byte aligned, as a mapping is), decided under lock.
-func NewTable(spec window.Spec, shards [][]byte, lock Locker, opts Options) (*Table, error) {
+func NewTable(spec window.Spec, shards [][]byte, lock window.Locker, opts Options) (*Table, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -145,7 +138,8 @@ func (t *Table) DecideBatch(sigs []signature.Signature, seen []bool, gens []int6
 		sc = new(scratch)
 	}
 	defer t.scratch.Put(sc)
-	order := sc.byShard(sigs)
+	sc.order = window.ByShard(sc.order, sigs, func(s signature.Signature) uint8 { return s.Shard() })
+	order := sc.order
 	if err := t.lockAll(); err != nil {
 		return err
 	}
@@ -224,45 +218,21 @@ func (t *Table) Check(sigs []signature.Signature, seen []bool) {
 }
 
 // scratch is one DecideBatch's working memory, reused.
-type scratch struct {
-	order []int32
-	count [signature.Shards + 1]int32
-}
+type scratch struct{ order []int32 }
 
-// byShard returns the indexes of sigs grouped by shard, in input order
-// within a shard.
-func (sc *scratch) byShard(sigs []signature.Signature) []int32 {
-	clear(sc.count[:])
-	for _, s := range sigs {
-		sc.count[int(s.Shard())+1]++
-	}
-	for i := 1; i < len(sc.count); i++ {
-		sc.count[i] += sc.count[i-1]
-	}
-	if cap(sc.order) < len(sigs) {
-		sc.order = make([]int32, len(sigs))
-	}
-	sc.order = sc.order[:len(sigs)]
-	for j, s := range sigs {
-		sc.order[sc.count[s.Shard()]] = int32(j)
-		sc.count[s.Shard()]++
-	}
-	return sc.order
-}
-
-// lockAll takes the state's lock for a batch: one lock (lock 0) for every
-// shard, because a lock is a system call pair (2.8 µs for an OFD lock and
-// its release on this machine) and a batch of 1,024 URLs touches most of
-// the 256 shards: a lock a shard would cost 0.7 µs a URL.
+// lockAll takes the state's lock for a batch: one lock for every shard,
+// because a lock is a system call pair (2.8 µs for an OFD lock and its
+// release on this machine) and a batch of 1,024 URLs touches most of the
+// 256 shards: a lock a shard would cost 0.7 µs a URL.
 func (t *Table) lockAll() error {
-	if err := t.lock.Lock(0); err != nil {
+	if err := t.lock.Lock(); err != nil {
 		return fmt.Errorf("bitmapwindow: lock: %w", err)
 	}
 	return nil
 }
 
 func (t *Table) unlock() error {
-	if err := t.lock.Unlock(0); err != nil {
+	if err := t.lock.Unlock(); err != nil {
 		return fmt.Errorf("bitmapwindow: unlock: %w", err)
 	}
 	return nil

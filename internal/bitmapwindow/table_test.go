@@ -91,7 +91,7 @@ func urls(n int) []int {
 func TestDecideAgainstReference(t *testing.T) {
 	for _, pol := range []window.Policy{window.FirstSeen, window.LastSeen} {
 		var clk clock
-		tab, err := bitmapwindow.NewTable(spec(pol), bitmapwindow.MemoryShards(G), new(bitmapwindow.MemoryLocker), bitmapwindow.Options{Clock: clk.now})
+		tab, err := bitmapwindow.NewTable(spec(pol), bitmapwindow.MemoryShards(G), new(window.MemoryLocker), bitmapwindow.Options{Clock: clk.now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +192,7 @@ func decideMany(t *testing.T, pol window.Policy, clk *clock, decide func(p int) 
 // per window, counted both ways.
 func TestExactlyOncePerWindow(t *testing.T) {
 	for _, pol := range []window.Policy{window.FirstSeen, window.LastSeen} {
-		mem, lock := bitmapwindow.MemoryShards(G), new(bitmapwindow.MemoryLocker)
+		mem, lock := bitmapwindow.MemoryShards(G), new(window.MemoryLocker)
 		var clk clock
 		decideMany(t, pol, &clk, func(int) func([]int) ([]bool, []int64, error) {
 			tab, err := bitmapwindow.NewTable(spec(pol), mem, lock, bitmapwindow.Options{Clock: clk.now})
@@ -233,7 +233,7 @@ func TestRedis(t *testing.T) {
 	for _, pol := range []window.Policy{window.FirstSeen, window.LastSeen} {
 		var clk clock
 		mem := bitmapwindow.MemoryShards(G)
-		tab, err := bitmapwindow.NewTable(spec(pol), mem, new(bitmapwindow.MemoryLocker), bitmapwindow.Options{Clock: clk.now})
+		tab, err := bitmapwindow.NewTable(spec(pol), mem, new(window.MemoryLocker), bitmapwindow.Options{Clock: clk.now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -320,7 +320,7 @@ func TestRedis(t *testing.T) {
 // Report counts bits by generation; the false-duplicate chance follows.
 func TestReport(t *testing.T) {
 	var clk clock
-	tab, err := bitmapwindow.NewTable(spec(window.FirstSeen), bitmapwindow.MemoryShards(G), new(bitmapwindow.MemoryLocker), bitmapwindow.Options{Clock: clk.now})
+	tab, err := bitmapwindow.NewTable(spec(window.FirstSeen), bitmapwindow.MemoryShards(G), new(window.MemoryLocker), bitmapwindow.Options{Clock: clk.now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,9 +65,9 @@ func BenchmarkAgainstKeyed(b *testing.B) {
 			spec := window.Spec{Epoch: epoch, Window: 6 * time.Second, Generations: 6, Policy: window.FirstSeen}
 			mem := keyedwindow.MemoryShards(area)
 			fault(mem)
-			var lock keyedwindow.Locker = new(keyedwindow.MemoryLocker)
+			var lock window.Locker = new(window.MemoryLocker)
 			if locker == "file" {
-				l, err := keyedwindow.OpenFileLocker(filepath.Join(b.TempDir(), "lock"), true)
+				l, err := window.OpenFileLocker(filepath.Join(b.TempDir(), "lock"), true)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -63,7 +63,7 @@ func TestProcessesKilledMidRotation(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "clock"), make([]byte, 16), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			l, err := keyedwindow.OpenFileLocker(filepath.Join(dir, "lock"), true)
+			l, err := window.OpenFileLocker(filepath.Join(dir, "lock"), true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +178,7 @@ func TestHelperProcess(t *testing.T) {
 	}
 	clk := mapFile("clock", 16)
 	ns, batches := (*int64)(unsafe.Pointer(&clk[0])), (*int64)(unsafe.Pointer(&clk[8]))
-	lock, err := keyedwindow.OpenFileLocker(filepath.Join(dir, "lock"), false)
+	lock, err := window.OpenFileLocker(filepath.Join(dir, "lock"), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func TestRedisSameAsTable(t *testing.T) {
 		area := int64(keyed.MinTableShardBytes) // 2 buckets a shard: sweeps and full pairs happen
 		mem := keyedwindow.MemoryShards(area)
 		var clk clock
-		tab, err := keyedwindow.NewTable(spec, mem, new(keyedwindow.MemoryLocker), keyedwindow.Options{Clock: clk.now})
+		tab, err := keyedwindow.NewTable(spec, mem, new(window.MemoryLocker), keyedwindow.Options{Clock: clk.now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,19 +29,12 @@ var ErrShard = errors.New("keyedwindow: bad shard")
 // ErrReadOnly is returned by Decide on a table opened read-only.
 var ErrReadOnly = errors.New("keyedwindow: read-only")
 
-// Locker serialises decisions across every process that shares the
-// state; Table takes lock 0 for a whole batch (see lockAll).
-type Locker interface {
-	Lock(shard int) error
-	Unlock(shard int) error
-}
-
 // Table decides URLs on a windowed keyed state's 256 shards.
 type Table struct {
 	spec     window.Spec
 	geo      keyed.Geometry // of a shard's bucket area
 	shards   [keyed.Shards]shard
-	lock     Locker
+	lock     window.Locker
 	now      func() time.Time
 	readOnly bool
 	hook     func(Step, bool)
@@ -82,7 +75,7 @@ func ShardBytes(area int64) int64 { return HeaderBytes + area }
 // NewTable returns the table over shards (each HeaderBytes plus a
 // power-of-two bucket area, 8-byte aligned as a mapping is), decided
 // under lock.
-func NewTable(spec window.Spec, shards [][]byte, lock Locker, opts Options) (*Table, error) {
+func NewTable(spec window.Spec, shards [][]byte, lock window.Locker, opts Options) (*Table, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -144,7 +137,8 @@ func (t *Table) DecideBatch(locs []keyed.Loc, res []window.Result, gens []int64)
 	}
 	defer t.scratch.Put(sc)
 	t.touch(locs)
-	order := sc.byShard(locs)
+	sc.order = window.ByShard(sc.order, locs, func(l keyed.Loc) uint8 { return l.Shard })
+	order := sc.order
 	if err := t.lockAll(); err != nil {
 		return err
 	}
@@ -183,31 +177,7 @@ func (t *Table) touch(locs []keyed.Loc) {
 var sink atomic.Uint32
 
 // scratch is one DecideBatch's working memory, reused.
-type scratch struct {
-	order []int32
-	count [keyed.Shards + 1]int32
-}
-
-// byShard returns the indexes of locs grouped by shard, in input order
-// within a shard (a counting sort).
-func (sc *scratch) byShard(locs []keyed.Loc) []int32 {
-	clear(sc.count[:])
-	for _, l := range locs {
-		sc.count[int(l.Shard)+1]++
-	}
-	for i := 1; i < len(sc.count); i++ {
-		sc.count[i] += sc.count[i-1]
-	}
-	if cap(sc.order) < len(locs) {
-		sc.order = make([]int32, len(locs))
-	}
-	sc.order = sc.order[:len(locs)]
-	for j, l := range locs {
-		sc.order[sc.count[l.Shard]] = int32(j)
-		sc.count[l.Shard]++
-	}
-	return sc.order
-}
+type scratch struct{ order []int32 }
 
 // advance moves shard i to the current generation, under its lock: a
 // whole sweep with ages counted at the old W after a long pause, the
@@ -272,19 +242,19 @@ func (t *Table) Forget(locs []keyed.Loc, was []bool) error {
 	return t.unlock()
 }
 
-// lockAll takes the state's lock for a batch: one lock (lock 0) for every
-// shard, because a lock is a system call pair (2.8 µs for an OFD lock and
-// its release on this machine) and a batch of 1,024 URLs touches most of
-// the 256 shards: a lock a shard would cost 0.7 µs a URL.
+// lockAll takes the state's lock for a batch: one lock for every shard,
+// because a lock is a system call pair (2.8 µs for an OFD lock and its
+// release on this machine) and a batch of 1,024 URLs touches most of the
+// 256 shards: a lock a shard would cost 0.7 µs a URL.
 func (t *Table) lockAll() error {
-	if err := t.lock.Lock(0); err != nil {
+	if err := t.lock.Lock(); err != nil {
 		return fmt.Errorf("keyedwindow: lock: %w", err)
 	}
 	return nil
 }
 
 func (t *Table) unlock() error {
-	if err := t.lock.Unlock(0); err != nil {
+	if err := t.lock.Unlock(); err != nil {
 		return fmt.Errorf("keyedwindow: unlock: %w", err)
 	}
 	return nil

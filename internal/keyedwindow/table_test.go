@@ -40,7 +40,7 @@ func TestExactlyOncePerWindow(t *testing.T) {
 			const G = 3
 			spec := window.Spec{Epoch: epoch, Window: 3 * time.Second, Generations: G, Policy: pol}
 			area := int64(keyed.MinTableShardBytes * 8)
-			mem, lock := keyedwindow.MemoryShards(area), new(keyedwindow.MemoryLocker)
+			mem, lock := keyedwindow.MemoryShards(area), new(window.MemoryLocker)
 			var clk clock
 			geo, _ := keyed.NewGeometry(area)
 			const urls = 3000
@@ -175,7 +175,7 @@ func countLost(ds []decision, g int64, pol window.Policy) int {
 func TestDecideBatchAllocs(t *testing.T) {
 	spec := window.Spec{Epoch: epoch, Window: 6 * time.Second, Generations: 6, Policy: window.LastSeen}
 	area := int64(keyed.MinTableShardBytes * 64)
-	tab, err := keyedwindow.NewTable(spec, keyedwindow.MemoryShards(area), new(keyedwindow.MemoryLocker), keyedwindow.Options{})
+	tab, err := keyedwindow.NewTable(spec, keyedwindow.MemoryShards(area), new(window.MemoryLocker), keyedwindow.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,11 +205,11 @@ func TestNewTableErrors(t *testing.T) {
 		{"not a power of two", keyedwindow.MemoryShards(area + 64)},
 		{"a shard of another size", append(append([][]byte{}, good[:255]...), make([]byte, 8))},
 	} {
-		if _, err := keyedwindow.NewTable(spec, tt.shards, new(keyedwindow.MemoryLocker), keyedwindow.Options{}); err == nil {
+		if _, err := keyedwindow.NewTable(spec, tt.shards, new(window.MemoryLocker), keyedwindow.Options{}); err == nil {
 			t.Errorf("%s: no error", tt.name)
 		}
 	}
-	if _, err := keyedwindow.NewTable(window.Spec{}, good, new(keyedwindow.MemoryLocker), keyedwindow.Options{}); err == nil {
+	if _, err := keyedwindow.NewTable(window.Spec{}, good, new(window.MemoryLocker), keyedwindow.Options{}); err == nil {
 		t.Error("a spec with no window: no error")
 	}
 	_ = fmt.Sprint()
@@ -219,7 +219,7 @@ func TestNewTableErrors(t *testing.T) {
 func TestReport(t *testing.T) {
 	spec := window.Spec{Epoch: epoch, Window: 3 * time.Second, Generations: 3, Policy: window.FirstSeen}
 	var clk clock
-	tab, err := keyedwindow.NewTable(spec, keyedwindow.MemoryShards(keyed.MinTableShardBytes*4), new(keyedwindow.MemoryLocker), keyedwindow.Options{Clock: clk.now})
+	tab, err := keyedwindow.NewTable(spec, keyedwindow.MemoryShards(keyed.MinTableShardBytes*4), new(window.MemoryLocker), keyedwindow.Options{Clock: clk.now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -176,7 +176,7 @@ func runKeyed(s *stream, pol window.Policy, mem int64) (result, error) {
 	for area&(area-1) != 0 {
 		area &= area - 1
 	}
-	tab, err := keyedwindow.NewTable(spec, keyedwindow.MemoryShards(area), new(keyedwindow.MemoryLocker),
+	tab, err := keyedwindow.NewTable(spec, keyedwindow.MemoryShards(area), new(window.MemoryLocker),
 		keyedwindow.Options{Clock: func() time.Time { return epoch.Add(time.Duration(gen) * time.Second) }})
 	if err != nil {
 		return r, err
@@ -253,7 +253,7 @@ func falseDup(mem int64, g, n, q int) error {
 	for area&(area-1) != 0 {
 		area &= area - 1
 	}
-	tab, err := keyedwindow.NewTable(spec, keyedwindow.MemoryShards(area), new(keyedwindow.MemoryLocker),
+	tab, err := keyedwindow.NewTable(spec, keyedwindow.MemoryShards(area), new(window.MemoryLocker),
 		keyedwindow.Options{Clock: func() time.Time { return epoch.Add(time.Duration(gen) * time.Second) }})
 	if err != nil {
 		return err

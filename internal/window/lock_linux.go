@@ -1,22 +1,21 @@
-package keyedwindow
+package window
 
 import (
 	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/urldedupd/urldedupd/internal/keyed"
 )
 
-// FileLocker locks shard i as byte i of a lock file, with an open file
-// description (OFD) lock: exclusive between every open of the file, in
-// this process or another, and released by the kernel when the process
-// dies, so a process killed holding it blocks no one.
+// FileLocker is the Locker of a state on disk: an open file description
+// (OFD) lock on the first byte of a lock file, exclusive between every
+// open of the file, in this process or another, and released by the
+// kernel when the process dies, so a process killed holding it blocks no
+// one.
 type FileLocker struct{ f *os.File }
 
-// LockFileBytes is the size of a lock file: a byte a shard.
-const LockFileBytes = keyed.Shards
+// LockFileBytes is the size of a lock file.
+const LockFileBytes = 1
 
 // OpenFileLocker opens the lock file at path, creating it (LockFileBytes
 // of zeros, never written after) when create is set.
@@ -27,7 +26,7 @@ func OpenFileLocker(path string, create bool) (*FileLocker, error) {
 	}
 	f, err := os.OpenFile(path, flag|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("keyedwindow: lock file: %w", err)
+		return nil, fmt.Errorf("window: lock file: %w", err)
 	}
 	fi, err := f.Stat()
 	if err == nil && fi.Size() < LockFileBytes && create {
@@ -35,7 +34,7 @@ func OpenFileLocker(path string, create bool) (*FileLocker, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("keyedwindow: lock file: %w", err)
+		return nil, fmt.Errorf("window: lock file: %w", err)
 	}
 	return &FileLocker{f}, nil
 }
@@ -46,18 +45,18 @@ func (l *FileLocker) lock(i int, typ int16) error {
 		err := unix.FcntlFlock(l.f.Fd(), unix.F_OFD_SETLKW, &lk)
 		if err != unix.EINTR {
 			if err != nil {
-				return fmt.Errorf("keyedwindow: lock %s byte %d: %w", l.f.Name(), i, err)
+				return fmt.Errorf("window: lock %s byte %d: %w", l.f.Name(), i, err)
 			}
 			return nil
 		}
 	}
 }
 
-// Lock locks shard i, waiting for whoever holds it.
-func (l *FileLocker) Lock(i int) error { return l.lock(i, unix.F_WRLCK) }
+// Lock locks, waiting for whoever holds the lock.
+func (l *FileLocker) Lock() error { return l.lock(0, unix.F_WRLCK) }
 
-// Unlock unlocks shard i.
-func (l *FileLocker) Unlock(i int) error { return l.lock(i, unix.F_UNLCK) }
+// Unlock unlocks.
+func (l *FileLocker) Unlock() error { return l.lock(0, unix.F_UNLCK) }
 
 // Close closes the lock file, releasing whatever this open holds.
 func (l *FileLocker) Close() error { return l.f.Close() }

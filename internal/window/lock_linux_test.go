@@ -1,4 +1,4 @@
-package keyedwindow_test
+package window_test
 
 import (
 	"os"
@@ -8,45 +8,42 @@ import (
 	"testing"
 	"time"
 
-	"github.com/urldedupd/urldedupd/internal/keyedwindow"
+	"github.com/urldedupd/urldedupd/internal/window"
 )
 
-// Two opens of one lock file exclude each other on a shard and not on
-// another; a lock held by a process that is killed is released.
+// Two opens of one lock file exclude each other; a lock held by a process
+// that is killed is released.
 func TestFileLocker(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lock")
-	a, err := keyedwindow.OpenFileLocker(path, true)
+	a, err := window.OpenFileLocker(path, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := keyedwindow.OpenFileLocker(path, false)
+	b, err := window.OpenFileLocker(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if fi, err := os.Stat(path); err != nil || fi.Size() != keyedwindow.LockFileBytes {
+	if fi, err := os.Stat(path); err != nil || fi.Size() != window.LockFileBytes {
 		t.Fatalf("lock file: %v %v", fi, err)
 	}
-	if err := a.Lock(7); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Lock(8); err != nil { // another shard: no wait
+	if err := a.Lock(); err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan struct{})
 	go func() {
-		if err := b.Lock(7); err != nil {
+		if err := b.Lock(); err != nil {
 			t.Error(err)
 		}
 		close(got)
 	}()
 	select {
 	case <-got:
-		t.Fatal("shard 7 locked twice")
+		t.Fatal("locked twice")
 	case <-time.After(200 * time.Millisecond):
 	}
-	if err := a.Unlock(7); err != nil {
+	if err := a.Unlock(); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -55,10 +52,13 @@ func TestFileLocker(t *testing.T) {
 		t.Fatal("unlocked, and the other open still waits")
 	}
 
-	// A process killed while holding shard 3: the next lock does not wait
+	if err := b.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	// A process killed while holding the lock: the next lock does not wait
 	// for it.
 	holder := exec.Command(os.Args[0], "-test.run", "^TestHelperHoldLock$")
-	holder.Env = append(os.Environ(), "KEYEDWINDOW_HOLD="+path)
+	holder.Env = append(os.Environ(), "WINDOW_HOLD="+path)
 	out, err := holder.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestFileLocker(t *testing.T) {
 	}
 	_ = holder.Wait()
 	locked := make(chan error, 1)
-	go func() { locked <- a.Lock(3) }()
+	go func() { locked <- a.Lock() }()
 	select {
 	case err := <-locked:
 		if err != nil {
@@ -87,17 +87,17 @@ func TestFileLocker(t *testing.T) {
 }
 
 // TestHelperHoldLock is not a test: it is the process TestFileLocker
-// starts, which locks shard 3, says so, and waits to be killed.
+// starts, which locks, says so, and waits to be killed.
 func TestHelperHoldLock(t *testing.T) {
-	path := os.Getenv("KEYEDWINDOW_HOLD")
+	path := os.Getenv("WINDOW_HOLD")
 	if path == "" {
 		return // run by TestFileLocker only
 	}
-	l, err := keyedwindow.OpenFileLocker(path, false)
+	l, err := window.OpenFileLocker(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Lock(3); err != nil {
+	if err := l.Lock(); err != nil {
 		t.Fatal(err)
 	}
 	os.Stdout.WriteString("held")
