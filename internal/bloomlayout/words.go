@@ -25,9 +25,10 @@ func (f family) Help() string {
           goes to one of --children leaves, and a leaf past its bound
           splits into children, keeping the false-dup chance under --fmax
           as the URLs grow (until its 256 leaves are used).
-  bloom, mdbf and dsbf sign with SipHash-1-3 under a key, as keyed does,
-  live in state directories only, and serialize batches of all processes
-  with a lock the kernel releases when a process dies
+  bloom, mdbf and dsbf sign with SipHash-1-3 under a key, as keyed does;
+  in a state directory they serialize batches of all processes with a
+  lock the kernel releases when a process dies; bloom and mdbf live in
+  state directories only, dsbf in Redis and Redis Cluster too
   (docs/literature.md).
 `
 }
