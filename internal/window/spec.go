@@ -3,7 +3,6 @@ package window
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -136,14 +135,19 @@ func ParseDuration(v string) (time.Duration, error) {
 	} else if days == 0 {
 		return 0, fmt.Errorf("%w: duration %q: want for example 30d, 24h, 90s or 1d12h", ErrSpec, v)
 	}
-	if d > math.MaxInt64-time.Duration(days)*24*time.Hour {
-		return 0, fmt.Errorf("%w: duration %q: too long", ErrSpec, v)
+	if d > maxDuration-time.Duration(days)*24*time.Hour {
+		return 0, fmt.Errorf("%w: duration %q: longer than %d days", ErrSpec, v, maxDays)
 	}
 	return time.Duration(days)*24*time.Hour + d, nil
 }
 
-// maxDays bounds the days ParseDuration reads: a century.
-const maxDays = 36_500
+// maxDays bounds the durations ParseDuration reads: a century, however
+// written ("36500d", "876000h"), so that what it accepts FormatDuration
+// writes back in a form it accepts.
+const (
+	maxDays     = 36_500
+	maxDuration = maxDays * 24 * time.Hour
+)
 
 // FormatDuration writes d as ParseDuration reads it, with whole days as
 // "d": 720h0m0s is "30d", 36h is "1d12h".
