@@ -5,7 +5,7 @@
 // A shard is a 4 KiB header and then the ring: bitmap r holds the
 // generation the header says it does (bitmaps of generations nobody
 // decided in are simply not marked, and read as empty). A decision on a
-// shard is made under that shard's lock, as in package keyedwindow: W, the
+// shard is made under the state's lock, as in package keyedwindow: W, the
 // highest generation used, moves to the clock's; the bitmap of the current
 // generation is zeroed and marked if it holds an older one (the one that
 // just left the window); then the signature is a duplicate if its bit is

@@ -20,7 +20,7 @@ var ErrRedis = errors.New("bitmapwindow: redis")
 var decideLua string
 
 // decideScript advances a shard key and decides or checks one signature on
-// it, as Table does under the shard's lock, in one script Redis runs
+// it, as Table does under the state's lock, in one script Redis runs
 // alone, on one key (one Redis Cluster node).
 var decideScript = redis.NewScript(decideLua)
 

@@ -6,7 +6,7 @@
 // A shard is a 64-byte header followed by the buckets. The header holds
 // what the processes sharing the shard agree through: W, the highest
 // generation used on the shard, and the sweep's progress. Every decision
-// on a shard is made under that shard's lock (docs/windows.md says why a
+// is made under the state's lock (docs/windows.md says why a
 // lock-free decision is not exactly once with expiry), by one process at
 // a time: advance W to the clock's generation, sweep what the schedule says
 // is due, then decide the batch's URLs of that shard in order. Every write

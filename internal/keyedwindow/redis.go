@@ -20,7 +20,7 @@ var ErrRedis = errors.New("keyedwindow: redis")
 var decideLua string
 
 // decideScript advances a shard key to the current generation and decides,
-// checks or forgets one URL on it, as Table does under the shard's lock:
+// checks or forgets one URL on it, as Table does under the state's lock:
 // Redis runs a script alone, and everything is in the one key, so Redis
 // Cluster routes it to one node.
 var decideScript = redis.NewScript(decideLua)

@@ -124,7 +124,7 @@ func (t *Table) Generation(i int) int64 { return atomic.LoadInt64(&t.shards[i].h
 
 // DecideBatch decides locs in order, res[i] getting each answer and, when
 // gens is not nil, gens[i] the generation it was decided at: the URLs of
-// one shard under that shard's lock, after advancing it to the current
+// one shard together, after advancing it to the current
 // generation. Repeats within the batch are duplicates of their first
 // occurrence.
 func (t *Table) DecideBatch(locs []keyed.Loc, res []window.Result, gens []int64) error {
