@@ -41,8 +41,9 @@ local function bytes4(v)
 end
 local function tag(g) return g % TAGS end
 -- age of slot v at cur, counted at w (window.Spec.SlotLiveFrom)
+local DEAD = 1 -- a swept or forgotten slot: not empty, no fingerprint
 local function live(v, w, cur)
-  if v == 0 then return false end
+  if v < TAGS then return false end -- empty or dead
   return (tag(w) - v % TAGS) % TAGS + (cur - w) < G
 end
 
@@ -51,18 +52,23 @@ local W, passStart, cursor = int(head, 1), int(head, 9), int(head, 17)
 if W < 0 then W = 0 end
 local cur = math.max(W, gen)
 
+-- A bucket's entries are a prefix (a slot never goes back to 0): a scan
+-- stops at the first empty slot, and an empty slot in b1 means nothing of
+-- b1 went to b2 (window.Spec.Decide).
 if mode == "c" then
   for _, off in ipairs({b1, b2}) do
     local s = redis.call("GETRANGE", key, off, off + 63)
     for i = 0, 15 do
       local v = slot(s, i)
+      if v == 0 then return cur * 4 + 0 end
       if live(v, W, cur) and math.floor(v / TAGS) == fp then return cur * 4 + 1 end
     end
   end
   return cur * 4 + 0
 end
 
--- sweep buckets [from, to), zeroing slots not live at cur (ages at w)
+-- sweep buckets [from, to), marking dead the slots not live at cur (ages
+-- at w), up to each bucket's first empty slot
 local function sweep(from, to, w)
   local CHUNK = 64 -- buckets a read
   local b = from
@@ -71,11 +77,13 @@ local function sweep(from, to, w)
     local off = HEADER + b * 64
     local s = redis.call("GETRANGE", key, off, off + n * 64 - 1)
     if #s > 0 then
-      local parts, changed = {}, false
+      local parts, changed, ended = {}, false, false
       for i = 0, math.floor(#s / 4) - 1 do
+        if i % 16 == 0 then ended = false end
         local v = slot(s, i)
-        if v ~= 0 and not live(v, w, cur) then
-          parts[#parts + 1] = "\0\0\0\0"; changed = true
+        if v == 0 then ended = true end
+        if not ended and v ~= DEAD and not live(v, w, cur) then
+          parts[#parts + 1] = bytes4(DEAD); changed = true
         else
           parts[#parts + 1] = string.sub(s, i * 4 + 1, i * 4 + 4)
         end
@@ -112,9 +120,10 @@ if mode == "f" then
     local s = redis.call("GETRANGE", key, off, off + 63)
     for i = 0, 15 do
       local v = slot(s, i)
-      if v ~= 0 and math.floor(v / TAGS) == fp then
+      if v == 0 then return cur * 4 + was end
+      if math.floor(v / TAGS) == fp then
         if live(v, cur, cur) then was = 1 end
-        redis.call("SETRANGE", key, off + i * 4, "\0\0\0\0")
+        redis.call("SETRANGE", key, off + i * 4, bytes4(DEAD))
       end
     end
   end
@@ -124,8 +133,14 @@ end
 local free = nil
 for _, off in ipairs({b1, b2}) do
   local s = redis.call("GETRANGE", key, off, off + 63)
+  local ended = false
   for i = 0, 15 do
     local v = slot(s, i)
+    if v == 0 then
+      if free == nil then free = off + i * 4 end
+      ended = true
+      break
+    end
     local l = live(v, cur, cur)
     if l and math.floor(v / TAGS) == fp then
       if policy == 2 and v % TAGS ~= tag(cur) then
@@ -135,6 +150,7 @@ for _, off in ipairs({b1, b2}) do
     end
     if not l and free == nil then free = off + i * 4 end
   end
+  if ended then break end
 end
 if free == nil then return cur * 4 + 2 end
 redis.call("SETRANGE", key, free, bytes4(value))

@@ -12,7 +12,7 @@ import (
 type Report struct {
 	Generation int64    // the current generation (the clock's, or the highest used)
 	Held       []uint64 // URLs held, by age: Held[0] stamped this generation, Held[G−1] the oldest live
-	Expired    uint64   // slots whose URL has left the window, not yet swept (free for new URLs)
+	Expired    uint64   // slots whose URL has left the window or was forgotten (free for new URLs)
 	Slots      uint64   // slots of the whole table
 	FalseDup   float64  // chance that the next new URL is answered duplicate (window.KeyedFalseDup)
 }
@@ -42,6 +42,10 @@ func (t *Table) Report() Report {
 			for j := range s.buckets[b] {
 				v := atomic.LoadUint32(&s.buckets[b][j])
 				if v == 0 {
+					break // the bucket's entries end here
+				}
+				if v>>window.TagBits == 0 { // dead: swept or forgotten
+					r.Expired++
 					continue
 				}
 				age := int64((window.Tag(w)-window.SlotTag(v))&(window.Tags-1)) + cur - w

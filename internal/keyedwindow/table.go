@@ -160,15 +160,15 @@ func (t *Table) DecideBatch(locs []keyed.Loc, res []window.Result, gens []int64)
 	return t.unlock()
 }
 
-// touch loads the first slot of each Loc's two buckets, in one pass over
+// touch loads the first slot of each Loc's first bucket, in one pass over
 // the batch before any is decided: the loads do not depend on each other,
 // so their cache and TLB misses overlap (a decision's scan waits for its
-// own), and the decisions then find the batch's lines in the cache.
+// own), and the decisions then find the batch's lines in the cache. The
+// second bucket is read only when the first has no empty slot.
 func (t *Table) touch(locs []keyed.Loc) {
 	var sum uint32
 	for _, l := range locs {
-		s := &t.shards[l.Shard]
-		sum += atomic.LoadUint32(&s.buckets[l.B1][0]) + atomic.LoadUint32(&s.buckets[l.B2][0])
+		sum += atomic.LoadUint32(&t.shards[l.Shard].buckets[l.B1][0])
 	}
 	sink.Store(sum)
 }

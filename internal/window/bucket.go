@@ -19,30 +19,33 @@ const (
 // views of the shared mapping (sixteen slots each).
 type Pair struct{ B1, B2 []uint32 }
 
-func (p Pair) slot(i int) *uint32 {
-	if i < len(p.B1) {
-		return &p.B1[i]
-	}
-	return &p.B2[i-len(p.B1)]
-}
-
-func (p Pair) len() int { return len(p.B1) + len(p.B2) }
-
 // Decide decides a URL of 32-bit keyed fingerprint fp at generation cur.
-// The caller holds the state's lock (docs/windows.md): both buckets are
-// scanned whole, a live slot with the fingerprint is a duplicate
-// (re-stamped under LastSeen), and otherwise the URL goes into the first
-// free slot, empty or expired. Every write is one aligned 32-bit store, so
-// a process killed at any instant leaves whole slots.
+// The caller holds the state's lock (docs/windows.md). A bucket's entries
+// are a prefix: a slot goes from empty (0) to used and never back (a swept
+// or forgotten entry becomes Dead, not 0), and a URL goes into the first
+// free slot (empty, expired or dead) of b1, then of b2. So the scan stops
+// at the first empty slot: past it nothing was ever stored, and an empty
+// slot in b1 means b1 never filled, so no URL of it went to b2. A live slot
+// with the fingerprint is a duplicate (re-stamped under LastSeen);
+// otherwise the URL goes into the first free slot seen, and is new. Every
+// write is one aligned 32-bit store, so a process killed at any instant
+// leaves whole slots.
 func (s Spec) Decide(p Pair, fp uint32, cur int64) Result {
 	f := Fingerprint(fp)
 	ct, g := Tag(cur), uint32(s.Generations)
 	var free *uint32
+scan:
 	for _, b := range [2][]uint32{p.B1, p.B2} {
 		for i := range b {
 			a := &b[i]
 			v := atomic.LoadUint32(a)
-			live := v != 0 && (ct-v)&tagMask < g
+			if v == 0 {
+				if free == nil {
+					free = a
+				}
+				break scan
+			}
+			live := v>>TagBits != 0 && (ct-v)&tagMask < g
 			if live && v>>TagBits == f {
 				if s.Policy == LastSeen && v&tagMask != ct {
 					atomic.StoreUint32(a, Slot(fp, cur))
@@ -66,36 +69,52 @@ func (s Spec) Decide(p Pair, fp uint32, cur int64) Result {
 // dry run, which needs no lock and sweeps nothing (SlotLiveFrom).
 func (s Spec) Check(p Pair, fp uint32, w, cur int64) bool {
 	f := Fingerprint(fp)
-	for i := range p.len() {
-		if v := atomic.LoadUint32(p.slot(i)); s.SlotLiveFrom(w, cur, v) && SlotFingerprint(v) == f {
-			return true
+	for _, b := range [2][]uint32{p.B1, p.B2} {
+		for i := range b {
+			v := atomic.LoadUint32(&b[i])
+			if v == 0 {
+				return false
+			}
+			if s.SlotLiveFrom(w, cur, v) && SlotFingerprint(v) == f {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// Forget zeroes fp's slots, live or expired, so that its next sighting is
-// new; it reports whether one was live. The caller holds the lock.
+// Forget marks fp's slots, live or expired, Dead, so that its next
+// sighting is new; it reports whether one was live. The caller holds the
+// lock.
 func (s Spec) Forget(p Pair, fp uint32, cur int64) bool {
 	f := Fingerprint(fp)
 	was := false
-	for i := range p.len() {
-		a := p.slot(i)
-		if v := atomic.LoadUint32(a); v != 0 && SlotFingerprint(v) == f {
-			was = was || s.SlotLive(cur, v)
-			atomic.StoreUint32(a, 0)
+	for _, b := range [2][]uint32{p.B1, p.B2} {
+		for i := range b {
+			v := atomic.LoadUint32(&b[i])
+			if v == 0 {
+				return was
+			}
+			if SlotFingerprint(v) == f {
+				was = was || s.SlotLive(cur, v)
+				atomic.StoreUint32(&b[i], Dead)
+			}
 		}
 	}
 	return was
 }
 
-// Sweep zeroes the expired slots of bucket b at generation cur, and
-// returns how many it zeroed. The caller holds the lock.
+// Sweep marks Dead the expired slots of bucket b at generation cur, and
+// returns how many. The caller holds the lock.
 func (s Spec) Sweep(b []uint32, cur int64) int {
 	n := 0
 	for i := range b {
-		if v := atomic.LoadUint32(&b[i]); v != 0 && !s.SlotLive(cur, v) {
-			atomic.StoreUint32(&b[i], 0)
+		v := atomic.LoadUint32(&b[i])
+		if v == 0 {
+			break
+		}
+		if v != Dead && !s.SlotLive(cur, v) {
+			atomic.StoreUint32(&b[i], Dead)
 			n++
 		}
 	}

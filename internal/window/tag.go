@@ -44,9 +44,16 @@ func (s Spec) TagLive(cur int64, t uint32) bool {
 	return (Tag(cur)-t)&tagMask < uint32(s.Generations)
 }
 
+// Dead is the value of a slot whose entry was swept or forgotten: not
+// empty (a zero slot ends a bucket's entries, see Spec.Decide), holding no
+// fingerprint (fingerprints are never 0), free for the next new URL.
+const Dead uint32 = 1
+
 // SlotLive reports whether slot v holds a live entry at generation cur,
 // cur being the highest generation used on the state (see SlotLiveFrom).
-func (s Spec) SlotLive(cur int64, v uint32) bool { return v != 0 && s.TagLive(cur, SlotTag(v)) }
+func (s Spec) SlotLive(cur int64, v uint32) bool {
+	return v>>TagBits != 0 && s.TagLive(cur, SlotTag(v))
+}
 
 // SlotLiveFrom reports whether slot v holds a live entry at generation cur
 // ≥ w, w being the highest generation used on the state: a tag says an
@@ -55,7 +62,7 @@ func (s Spec) SlotLive(cur int64, v uint32) bool { return v != 0 && s.TagLive(cu
 // the generations since added. A reader that cannot sweep (a dry run)
 // decides this way after any time asleep.
 func (s Spec) SlotLiveFrom(w, cur int64, v uint32) bool {
-	return v != 0 && int64((Tag(w)-SlotTag(v))&tagMask)+(cur-w) < int64(s.Generations)
+	return v>>TagBits != 0 && int64((Tag(w)-SlotTag(v))&tagMask)+(cur-w) < int64(s.Generations)
 }
 
 // maxAge is the oldest an entry can be, unswept, while the sweep's
@@ -73,15 +80,19 @@ func (s Spec) JumpNeedsSweep(w, cur int64) bool { return cur-w > s.JumpLimit() }
 // writer needs no whole sweep (JumpNeedsSweep).
 func (s Spec) JumpLimit() int64 { return Tags - 1 - s.maxAge() }
 
-// SweepJump zeroes the slots of bucket b expired at generation cur, their
-// ages counted at w (SlotLiveFrom), and returns how many. The caller holds
+// SweepJump marks Dead the slots of bucket b expired at generation cur,
+// their ages counted at w (SlotLiveFrom), and returns how many. The caller holds
 // the lock, sweeps every bucket so before deciding at cur, and starts a
 // new pass at cur.
 func (s Spec) SweepJump(b []uint32, w, cur int64) int {
 	n := 0
 	for i := range b {
-		if v := atomic.LoadUint32(&b[i]); v != 0 && !s.SlotLiveFrom(w, cur, v) {
-			atomic.StoreUint32(&b[i], 0)
+		v := atomic.LoadUint32(&b[i])
+		if v == 0 {
+			break
+		}
+		if v != Dead && !s.SlotLiveFrom(w, cur, v) {
+			atomic.StoreUint32(&b[i], Dead)
 			n++
 		}
 	}
