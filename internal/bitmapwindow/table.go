@@ -139,10 +139,12 @@ func (t *Table) DecideBatch(sigs []signature.Signature, seen []bool, gens []int6
 	}
 	defer t.scratch.Put(sc)
 	sc.order = window.ByShard(sc.order, sigs, func(s signature.Signature) uint8 { return s.Shard() })
-	order := sc.order
-	if err := t.lockAll(); err != nil {
-		return err
-	}
+	return window.Locked(t.lock, func() {
+		t.decideLocked(sigs, sc.order, seen, gens)
+	})
+}
+
+func (t *Table) decideLocked(sigs []signature.Signature, order []int32, seen []bool, gens []int64) {
 	for lo := 0; lo < len(order); {
 		i := int(sigs[order[lo]].Shard())
 		hi := lo + 1
@@ -159,7 +161,6 @@ func (t *Table) DecideBatch(sigs []signature.Signature, seen []bool, gens []int6
 		}
 		lo = hi
 	}
-	return t.unlock()
 }
 
 func (t *Table) decide(s *shard, sig signature.Signature, cur int64) bool {
@@ -219,21 +220,3 @@ func (t *Table) Check(sigs []signature.Signature, seen []bool) {
 
 // scratch is one DecideBatch's working memory, reused.
 type scratch struct{ order []int32 }
-
-// lockAll takes the state's lock for a batch: one lock for every shard,
-// because a lock is a system call pair (2.8 µs for an OFD lock and its
-// release on this machine) and a batch of 1,024 URLs touches most of the
-// 256 shards: a lock a shard would cost 0.7 µs a URL.
-func (t *Table) lockAll() error {
-	if err := t.lock.Lock(); err != nil {
-		return fmt.Errorf("bitmapwindow: lock: %w", err)
-	}
-	return nil
-}
-
-func (t *Table) unlock() error {
-	if err := t.lock.Unlock(); err != nil {
-		return fmt.Errorf("bitmapwindow: unlock: %w", err)
-	}
-	return nil
-}

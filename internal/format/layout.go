@@ -33,6 +33,15 @@ const (
 	// one of Filter.Children leaves, and a leaf past its bound splits into
 	// the Children leaves numbered after it.
 	DSBF
+	// KeyedWindow is the keyed layout with time: each shard a 64-byte
+	// header and buckets of 32-bit slots, a slot a 26-bit fingerprint and
+	// a 6-bit generation tag, so that a URL is held only within
+	// Meta.Window (see package keyedwindow).
+	KeyedWindow
+	// BitmapWindow is the bitmap layout with time: each shard a 4 KiB
+	// header and a ring of Window.Generations+1 bitmaps of 2^24 bits, one
+	// a generation (see package bitmapwindow).
+	BitmapWindow
 )
 
 // layoutInfo is what the format says of a layout: its metadata and
@@ -44,6 +53,9 @@ const (
 type layoutInfo struct {
 	meta, cli          string
 	keyed              bool
+	window             bool                                    // Meta.Window is set
+	header             int64                                   // bytes of a shard before its power-of-two area (keyed-window)
+	ring               bool                                    // a shard is RingHeaderBytes and Generations+1 bitmaps (bitmap-window)
 	filter             func(f Filter, stateBits uint64) string // "" when f suits the layout
 	minShard, maxShard int64
 }
@@ -54,6 +66,9 @@ var layoutNames = [...]layoutInfo{
 	Bloom:  {meta: "bloom-dh", cli: "bloom", keyed: true, filter: bloomFilter, minShard: MinFilterShardBytes, maxShard: ShardBytes},
 	MDBF:   {meta: "mdbf-v1v2", cli: "mdbf", keyed: true, filter: mdbfFilter, minShard: MinFilterShardBytes, maxShard: ShardBytes},
 	DSBF:   {meta: "dsbf-leaves", cli: "dsbf", keyed: true, filter: dsbfFilter, minShard: MinFilterShardBytes, maxShard: ShardBytes},
+	KeyedWindow: {meta: "keyed-window-fp26t6", cli: "keyed-window", keyed: true, window: true, header: WindowHeaderBytes,
+		minShard: ShardBytes, maxShard: MaxShardBytes},
+	BitmapWindow: {meta: "bitmap-window-ring", cli: "bitmap-window", window: true, ring: true},
 }
 
 // info returns what the format says of l; the zero layoutInfo for a
@@ -66,10 +81,11 @@ func (l Layout) info() layoutInfo {
 }
 
 // Layouts are every layout this build knows, in order.
-var Layouts = []Layout{Bitmap, Keyed, Bloom, MDBF, DSBF}
+var Layouts = []Layout{Bitmap, Keyed, Bloom, MDBF, DSBF, KeyedWindow, BitmapWindow}
 
 // String returns the name used in the metadata: "bitmap-1bit",
-// "keyed-fp32x16", "bloom-dh", "mdbf-v1v2" or "dsbf-leaves".
+// "keyed-fp32x16", "bloom-dh", "mdbf-v1v2", "dsbf-leaves",
+// "keyed-window-fp26t6" or "bitmap-window-ring".
 func (l Layout) String() string {
 	if int(l) < len(layoutNames) {
 		return layoutNames[l].meta
@@ -78,7 +94,8 @@ func (l Layout) String() string {
 }
 
 // Name returns the short name used on the command line: "bitmap", "keyed",
-// "bloom", "mdbf" or "dsbf".
+// "bloom", "mdbf", "dsbf", "keyed-window" or "bitmap-window" (init makes
+// the last two from keyed and bitmap with --window).
 func (l Layout) Name() string {
 	if int(l) < len(layoutNames) {
 		return layoutNames[l].cli
@@ -93,13 +110,41 @@ func ParseLayout(name string) (Layout, error) {
 			return Layout(l), nil
 		}
 	}
-	return 0, fmt.Errorf("%w: layout %q (this build knows bitmap, keyed, bloom, mdbf and dsbf)", ErrLayout, name)
+	return 0, fmt.Errorf("%w: layout %q (this build knows bitmap, keyed, bloom, mdbf, dsbf, keyed-window and bitmap-window)", ErrLayout, name)
 }
 
 // Keyed reports whether states of the layout sign URLs with SipHash-1-3
 // under a secret key of their own (kept in the key file, or in Redis's
 // metadata): every layout but Bitmap.
 func (l Layout) Keyed() bool { return l.info().keyed || int(l) >= len(layoutNames) }
+
+// Windowed reports whether states of the layout hold a URL only within a
+// time window (Meta.Window): KeyedWindow and BitmapWindow.
+func (l Layout) Windowed() bool { return l.info().window }
+
+// Unwindowed returns the layout a windowed one adds time to (Keyed for
+// KeyedWindow, Bitmap for BitmapWindow), and any other layout itself.
+func (l Layout) Unwindowed() Layout {
+	switch l {
+	case KeyedWindow:
+		return Keyed
+	case BitmapWindow:
+		return Bitmap
+	}
+	return l
+}
+
+// WithWindow returns the windowed layout of l (KeyedWindow for Keyed,
+// BitmapWindow for Bitmap); ok is false for a layout that has none.
+func (l Layout) WithWindow() (w Layout, ok bool) {
+	switch l {
+	case Keyed, KeyedWindow:
+		return KeyedWindow, true
+	case Bitmap, BitmapWindow:
+		return BitmapWindow, true
+	}
+	return l, false
+}
 
 // Filter reports whether the layout is one of the Bloom family (Bloom,
 // MDBF, DSBF), whose parameters are in Meta.Filter.
@@ -147,7 +192,17 @@ const (
 	// KiB (a state of 1 MiB); their largest is ShardBytes (512 MiB, 2^32
 	// bits, as far as 32-bit positions reach).
 	MinFilterShardBytes = 4 << 10
+	// WindowHeaderBytes is the header of a KeyedWindow shard, before its
+	// buckets (keyedwindow.HeaderBytes).
+	WindowHeaderBytes = 64
+	// RingHeaderBytes is the header of a BitmapWindow shard, before its
+	// ring of bitmaps (bitmapwindow.HeaderBytes).
+	RingHeaderBytes = 4096
 )
+
+// RingShardBytes is the size of a BitmapWindow shard of a window cut into
+// g generations: its header and g+1 bitmaps of ShardBytes.
+func RingShardBytes(g int) int64 { return RingHeaderBytes + int64(g+1)*ShardBytes }
 
 // DefaultSizes are the patent's: 256 shards of 2 MiB.
 var DefaultSizes = Sizes{Shards: Shards, ShardBytes: ShardBytes}
@@ -161,6 +216,22 @@ func (s Sizes) Bytes() int64 { return int64(s.Shards) * s.ShardBytes }
 // layout any power of two from 2 MiB to 1 GiB, one of the Bloom family any
 // power of two from 4 KiB to 2 MiB.
 func (l Layout) CheckSizes(s Sizes) error {
+	if l.info().ring {
+		n := (s.ShardBytes - RingHeaderBytes) / ShardBytes
+		if s.Shards == Shards && s.ShardBytes > RingHeaderBytes && (s.ShardBytes-RingHeaderBytes)%ShardBytes == 0 && n >= 2 && n <= 33 {
+			return nil
+		}
+		return fmt.Errorf("%w: %d shards of %d bytes (want %d of %d + (generations+1)·%d)", ErrLayout,
+			s.Shards, s.ShardBytes, Shards, RingHeaderBytes, ShardBytes)
+	}
+	if h := l.info().header; h != 0 {
+		a := Sizes{Shards: s.Shards, ShardBytes: s.ShardBytes - h}
+		if err := l.Unwindowed().CheckSizes(a); err != nil {
+			return fmt.Errorf("%w: %d shards of %d bytes (want %d of %d + a power of two from %d to %d)", ErrLayout,
+				s.Shards, s.ShardBytes, Shards, h, ShardBytes, MaxShardBytes)
+		}
+		return nil
+	}
 	lo, hi := l.info().minShard, l.info().maxShard
 	if lo == 0 {
 		lo, hi = ShardBytes, ShardBytes

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/urldedupd/urldedupd/internal/signature"
+	"github.com/urldedupd/urldedupd/internal/window"
 )
 
 // Version is the metadata format this build writes and reads.
@@ -42,7 +43,12 @@ type Meta struct {
 	FalseDup float64
 	// Filter are the parameters of the Bloom family's layouts (Bloom,
 	// MDBF, DSBF); zero for the others.
-	Filter  Filter
+	Filter Filter
+	// Window is the time window of the windowed layouts (KeyedWindow,
+	// BitmapWindow): its epoch, length, generations and policy, from
+	// which every process computes the current generation. Zero for the
+	// others.
+	Window  window.Spec
 	Created time.Time
 }
 
@@ -78,6 +84,9 @@ func (m Meta) Compatible(o Meta) error {
 		return fmt.Errorf("%w: the states have different keys", ErrMismatch)
 	case m.Filter != o.Filter:
 		return fmt.Errorf("%w: filter %+v; the other has %+v", ErrMismatch, m.Filter, o.Filter)
+	case !m.Window.Epoch.Equal(o.Window.Epoch) || m.Window.Window != o.Window.Window ||
+		m.Window.Generations != o.Window.Generations || m.Window.Policy != o.Window.Policy:
+		return fmt.Errorf("%w: %s; the other has %s", ErrMismatch, describeWindow(m.Window), describeWindow(o.Window))
 	}
 	return nil
 }
@@ -99,6 +108,12 @@ func (m Meta) MarshalText() ([]byte, error) {
 		fmt.Fprintf(&b, "key %x\n", m.Key[:])
 	}
 	m.Filter.marshal(func(k string, v any) { fmt.Fprintf(&b, "%s %v\n", k, v) })
+	if w := m.Window; w.Generations != 0 {
+		fmt.Fprintf(&b, "window %s\n", window.FormatDuration(w.Window))
+		fmt.Fprintf(&b, "generations %d\n", w.Generations)
+		fmt.Fprintf(&b, "policy %s\n", w.Policy)
+		fmt.Fprintf(&b, "epoch %s\n", w.Epoch.UTC().Format(time.RFC3339Nano))
+	}
 	if m.Capacity != 0 {
 		fmt.Fprintf(&b, "capacity %d\n", m.Capacity)
 		fmt.Fprintf(&b, "false-dup %s\n", strconv.FormatFloat(m.FalseDup, 'g', -1, 64))
@@ -183,6 +198,9 @@ func (m *Meta) decodeFields(f map[string]string) error {
 	if err := m.decodeKey(f); err != nil {
 		return err
 	}
+	if err := m.decodeWindow(f); err != nil {
+		return err
+	}
 	if err := m.decodePlan(f); err != nil {
 		return err
 	}
@@ -218,6 +236,62 @@ func isKeyID(s string) bool {
 	return len(s) == 16 && err == nil
 }
 
+func (m *Meta) decodeWindow(f map[string]string) error {
+	given := f["window"] != "" || f["generations"] != "" || f["policy"] != "" || f["epoch"] != ""
+	switch l := m.Spec.Layout; {
+	case !l.Windowed() && given:
+		return fmt.Errorf("%w: layout %s has no window, but a window is given", ErrLayout, l)
+	case !l.Windowed():
+		return nil
+	}
+	var w window.Spec
+	var err error
+	if w.Window, err = window.ParseDuration(f["window"]); err != nil {
+		return fmt.Errorf("%w: window: %w", ErrCorrupt, err)
+	}
+	if w.Generations, err = strconv.Atoi(f["generations"]); err != nil {
+		return fmt.Errorf("%w: generations %q", ErrCorrupt, f["generations"])
+	}
+	if w.Policy, err = window.ParsePolicy(f["policy"]); err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if w.Epoch, err = time.Parse(time.RFC3339Nano, f["epoch"]); err != nil {
+		return fmt.Errorf("%w: epoch: %v", ErrCorrupt, err)
+	}
+	m.Window = w
+	return m.checkWindow()
+}
+
+// checkWindow returns an error unless the window suits the layout and
+// its sizes: valid, and on BitmapWindow one bitmap a generation and one
+// more.
+func (m Meta) checkWindow() error {
+	l, w := m.Spec.Layout, m.Window
+	switch {
+	case !l.Windowed() && w != (window.Spec{}):
+		return fmt.Errorf("%w: layout %s has no window", ErrLayout, l)
+	case !l.Windowed():
+		return nil
+	}
+	if err := w.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrLayout, err)
+	}
+	if l == BitmapWindow && m.Sizes.ShardBytes != RingShardBytes(w.Generations) {
+		return fmt.Errorf("%w: shards of %d bytes for %d generations (want %d)", ErrLayout,
+			m.Sizes.ShardBytes, w.Generations, RingShardBytes(w.Generations))
+	}
+	return nil
+}
+
+// describeWindow says a window as the messages do.
+func describeWindow(w window.Spec) string {
+	if w.Generations == 0 {
+		return "no window"
+	}
+	return fmt.Sprintf("a window of %s in %d generations (%s) from %s", window.FormatDuration(w.Window),
+		w.Generations, w.Policy, w.Epoch.UTC().Format(time.RFC3339Nano))
+}
+
 func (m *Meta) decodePlan(f map[string]string) error {
 	c, p := f["capacity"], f["false-dup"]
 	if c == "" && p == "" {
@@ -249,12 +323,15 @@ func Creating(spec *Spec, asked *Meta, now time.Time) (Meta, error) {
 			return m, fmt.Errorf("%w: asked to create %s as %s", ErrMismatch, asked.Spec, *spec)
 		}
 		m.Spec, m.Sizes, m.Key, m.Capacity, m.FalseDup = asked.Spec, asked.Sizes, asked.Key, asked.Capacity, asked.FalseDup
-		m.Filter = asked.Filter
+		m.Filter, m.Window = asked.Filter, asked.Window
 	}
 	if err := m.Spec.Layout.CheckSizes(m.Sizes); err != nil {
 		return m, err
 	}
 	if err := m.Spec.Layout.CheckFilter(m.Filter, m.Sizes); err != nil {
+		return m, err
+	}
+	if err := m.checkWindow(); err != nil {
 		return m, err
 	}
 	if m.Spec.Layout.Keyed() {

@@ -138,10 +138,12 @@ func (t *Table) DecideBatch(locs []keyed.Loc, res []window.Result, gens []int64)
 	defer t.scratch.Put(sc)
 	t.touch(locs)
 	sc.order = window.ByShard(sc.order, locs, func(l keyed.Loc) uint8 { return l.Shard })
-	order := sc.order
-	if err := t.lockAll(); err != nil {
-		return err
-	}
+	return window.Locked(t.lock, func() {
+		t.decideLocked(locs, sc.order, res, gens)
+	})
+}
+
+func (t *Table) decideLocked(locs []keyed.Loc, order []int32, res []window.Result, gens []int64) {
 	for lo := 0; lo < len(order); {
 		i := int(locs[order[lo]].Shard)
 		hi := lo + 1
@@ -157,7 +159,6 @@ func (t *Table) DecideBatch(locs []keyed.Loc, res []window.Result, gens []int64)
 		}
 		lo = hi
 	}
-	return t.unlock()
 }
 
 // touch loads the first slot of each Loc's first bucket, in one pass over
@@ -233,29 +234,9 @@ func (t *Table) Forget(locs []keyed.Loc, was []bool) error {
 	if t.readOnly {
 		return ErrReadOnly
 	}
-	if err := t.lockAll(); err != nil {
-		return err
-	}
-	for j, l := range locs {
-		was[j] = t.spec.Forget(t.pair(l), l.FP, t.advance(int(l.Shard), false))
-	}
-	return t.unlock()
-}
-
-// lockAll takes the state's lock for a batch: one lock for every shard,
-// because a lock is a system call pair (2.8 µs for an OFD lock and its
-// release on this machine) and a batch of 1,024 URLs touches most of the
-// 256 shards: a lock a shard would cost 0.7 µs a URL.
-func (t *Table) lockAll() error {
-	if err := t.lock.Lock(); err != nil {
-		return fmt.Errorf("keyedwindow: lock: %w", err)
-	}
-	return nil
-}
-
-func (t *Table) unlock() error {
-	if err := t.lock.Unlock(); err != nil {
-		return fmt.Errorf("keyedwindow: unlock: %w", err)
-	}
-	return nil
+	return window.Locked(t.lock, func() {
+		for j, l := range locs {
+			was[j] = t.spec.Forget(t.pair(l), l.FP, t.advance(int(l.Shard), false))
+		}
+	})
 }

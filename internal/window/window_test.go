@@ -233,3 +233,24 @@ func TestParseDurationOverflow(t *testing.T) {
 		}
 	}
 }
+
+// TestLockedReleasesOnPanic: a decision that panics (a fault on a
+// truncated mapping, recovered further up) leaves the lock free.
+func TestLockedReleasesOnPanic(t *testing.T) {
+	var l window.MemoryLocker
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the panic did not come through")
+			}
+		}()
+		_ = window.Locked(&l, func() { panic("fault") })
+	}()
+	done := make(chan struct{})
+	go func() { l.Lock(); l.Unlock(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the lock is still held after the panic")
+	}
+}
