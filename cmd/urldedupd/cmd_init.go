@@ -15,6 +15,7 @@ import (
 	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
+	"github.com/urldedupd/urldedupd/internal/window"
 )
 
 type initOptions struct {
@@ -26,6 +27,9 @@ type initOptions struct {
 	size      string
 	keyFile   string
 	filter    format.Filter
+	window    string
+	gens      int
+	policy    string
 }
 
 func (o *initOptions) AddFlags(fs *pflag.FlagSet) {
@@ -40,6 +44,9 @@ func (o *initOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Uint64Var(&o.filter.V1Bits, "v1-bits", 0, "mdbf: N, the bits of each group's V1, a multiple of 64·k (default: the most that --groups groups of V1 and V2 fit in --size)")
 	fs.IntVar(&o.filter.Children, "children", 0, "dsbf: leaves of the first level and children of a split, 2..16 (default 3, or the paper's c for --capacity)")
 	fs.Float64Var(&o.filter.FMax, "fmax", 0, "dsbf: the bound on the false-dup chance however the tree grows (default --false-dup, else 0.01)")
+	fs.StringVar(&o.window, "window", "", "keyed, bitmap: hold a URL only this long (30d, 24h, 1d12h, 10s; at least 1s): a URL not seen within the window is new again; the layout becomes keyed-window or bitmap-window")
+	fs.IntVar(&o.gens, "generations", 0, "with --window: cut the window into this many generations, 1..32 (default 6); a URL leaves within one generation's length after the window")
+	fs.StringVar(&o.policy, "policy", "", "with --window: first-seen (a URL is new again a window after its first sighting: re-crawl every window; the default) or last-seen (every sighting refreshes it: new again only after a window of silence)")
 	fs.StringVar(&o.keyFile, "key-file", "", "keyed: take the secret key from this file (mode 0600), to share one key among states to be merged; a file that does not exist is written with the state's key")
 }
 
@@ -56,6 +63,15 @@ front.
 
 Layouts:
 ` + layout.Help() + `
+--window D makes a keyed or bitmap state hold each URL for D only
+(keyed-window, bitmap-window): the window is cut into --generations G
+(default 6) by the wall clock from the state's creation, every process
+computes the current generation itself, and a URL is new again once its
+first sighting (--policy first-seen) or its last (last-seen) has left
+the window. With --window, --capacity is the URLs in the window at once
+and --size that of the keyed buckets; a bitmap window is (G+1)·512 MiB.
+forget makes one URL of a keyed state new again.
+
 --capacity N --false-dup P sizes a keyed state for N distinct URLs with at
 most a P chance that the next new one is reported a duplicate (and at most
 1e-4 that it is not stored), and refuses what it cannot meet; on a bitmap it
@@ -73,7 +89,9 @@ succeeds; with other settings it fails.`,
   urldedupd --dir /srv/sensor1 init --layout keyed --size 8GiB --key-file /etc/urldedupd/fleet.key
   urldedupd --backend redis://127.0.0.1:6379/0 init --layout keyed
   urldedupd --dir /tmp/bf init --layout bloom --capacity 1000000 --false-dup 1e-4
-  urldedupd --dir /tmp/dsbf init --layout dsbf --size 64MiB --children 3 --fmax 0.01`,
+  urldedupd --dir /tmp/dsbf init --layout dsbf --size 64MiB --children 3 --fmax 0.01
+  urldedupd --dir /var/lib/crawl init --layout keyed --window 30d --generations 6 --capacity 100000000
+  urldedupd --dir /var/lib/sensor init --layout keyed --window 24h --policy last-seen`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := explicitZeros(cmd.Flags()); err != nil {
@@ -103,6 +121,38 @@ func explicitZeros(fs *pflag.FlagSet) error {
 	return nil
 }
 
+// windowRequest reads --window, --generations and --policy into in,
+// returning the windowed layout of l when a window is asked.
+func (o *initOptions) windowRequest(in *state.Init, l format.Layout) (format.Layout, error) {
+	if o.window == "" {
+		switch {
+		case o.gens != 0 || o.policy != "":
+			return l, errors.New("--generations, --policy: give --window too")
+		case l.Windowed():
+			return l, fmt.Errorf("--layout %s: give --window too", l.Name())
+		}
+		return l, nil
+	}
+	wl, ok := l.WithWindow()
+	if !ok {
+		return l, fmt.Errorf("--window: only the keyed and bitmap layouts keep a window; %s shares bits among URLs, which could not leave it one by one", l.Name())
+	}
+	d, err := window.ParseDuration(o.window)
+	if err != nil {
+		return l, fmt.Errorf("--window: %w", err)
+	}
+	in.Window = window.Spec{Window: d, Generations: o.gens, Policy: window.FirstSeen}
+	if in.Window.Generations == 0 {
+		in.Window.Generations = 6
+	}
+	if o.policy != "" {
+		if in.Window.Policy, err = window.ParsePolicy(o.policy); err != nil {
+			return l, fmt.Errorf("--policy: %w", err)
+		}
+	}
+	return wl, nil
+}
+
 // request turns the flags into what the new state is asked to be.
 func (o *initOptions) request() (state.Init, error) {
 	var in state.Init
@@ -113,6 +163,9 @@ func (o *initOptions) request() (state.Init, error) {
 	mode, err := signature.ParseMode(o.normalize)
 	if err != nil {
 		return in, fmt.Errorf("--normalize: %w", err)
+	}
+	if layout, err = o.windowRequest(&in, layout); err != nil {
+		return in, err
 	}
 	in.Spec = format.Spec{Layout: layout, Mode: mode}
 	switch {
@@ -212,6 +265,11 @@ func sameAsAsked(st *state.State, in state.Init, o *initOptions, want format.Met
 	case in.Capacity != 0 && (got.Capacity != want.Capacity || got.FalseDup != want.FalseDup):
 		return fmt.Errorf("%s: %w: the state was planned for %d URLs at %g; asked for %d at %g", st, format.ErrMismatch,
 			got.Capacity, got.FalseDup, want.Capacity, want.FalseDup)
+	case want.Window.Generations != 0 && (got.Window.Window != want.Window.Window ||
+		got.Window.Generations != want.Window.Generations || got.Window.Policy != want.Window.Policy):
+		return fmt.Errorf("%s: %w: the state has a window of %s in %d generations (%s); asked for %s in %d (%s)", st, format.ErrMismatch,
+			window.FormatDuration(got.Window.Window), got.Window.Generations, got.Window.Policy,
+			window.FormatDuration(want.Window.Window), want.Window.Generations, want.Window.Policy)
 	case keyFileExists && got.KeyID != want.KeyID:
 		return fmt.Errorf("%s: %w: key file %s has key id %s, the state key id %s", st, format.ErrMismatch, o.keyFile, want.KeyID, got.KeyID)
 	}
@@ -226,6 +284,10 @@ func describe(m format.Meta) string {
 	}
 	if p := layout.Parameters(m); p != "" {
 		d += ", " + p
+	}
+	if w := m.Window; w.Generations != 0 {
+		d += fmt.Sprintf(", window %s in %d generations of %s, %s, from %s", window.FormatDuration(w.Window), w.Generations,
+			window.FormatDuration(w.Length()), w.Policy, w.Epoch.UTC().Format(time.RFC3339))
 	}
 	if m.Capacity != 0 {
 		d += fmt.Sprintf(", planned for %d URLs at a false-dup chance of at most %g", m.Capacity, m.FalseDup)

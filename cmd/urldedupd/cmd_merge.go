@@ -76,7 +76,7 @@ func runMerge(ctx context.Context, into string, srcs []string, out io.Writer) (e
 		if filepath.Clean(p) == filepath.Clean(into) {
 			return usageError(fmt.Errorf("%s is both source and destination", p))
 		}
-		d, err := state.Open(ctx, p, &state.Options{ReadOnly: true})
+		d, err := state.Open(ctx, p, &state.Options{ReadOnly: true, Clock: testClock()})
 		if err != nil {
 			return err
 		}

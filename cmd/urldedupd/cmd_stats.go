@@ -83,10 +83,22 @@ func writeStats(out io.Writer, r state.Report, m format.Meta) {
 	fmt.Fprintf(out, "format      layout %s, signature %s, normalize %s, %s, created %s\n",
 		r.Layout, r.Signature, r.Normalize, sizeText(r.StateBytes), m.Created.Format("2006-01-02 15:04:05 MST"))
 	unit, per := "bits set per shard", m.Sizes.ShardBytes*8
+	switch m.Spec.Layout {
+	case format.BitmapWindow:
+		unit, per = "bits set per shard, in the window's bitmaps", int64(m.Window.Generations)*format.ShardBytes*8
+	case format.KeyedWindow:
+		unit, per = "URLs held per shard", (m.Sizes.ShardBytes-format.WindowHeaderBytes)/4
+	}
 	if r.SlotsUsed != nil {
-		unit, per = "slots occupied per shard", m.Sizes.ShardBytes/4
+		if m.Spec.Layout == format.Keyed {
+			unit, per = "slots occupied per shard", m.Sizes.ShardBytes/4
+		}
 		fmt.Fprintf(out, "slots used  %s of %s (fill %s)\n", group(*r.SlotsUsed), group(r.Slots), percent(r.FillRatio))
-		fmt.Fprintf(out, "distinct    %s URLs stored (one slot each)\n", group(*r.SlotsUsed))
+		held := "stored"
+		if r.Window != nil {
+			held = "held in the window"
+		}
+		fmt.Fprintf(out, "distinct    %s URLs %s (one slot each)\n", group(*r.SlotsUsed), held)
 	} else {
 		fmt.Fprintf(out, "bits set    %s of %s (fill %s)\n", group(*r.BitsSet), group(r.Bits), percent(r.FillRatio))
 		if r.EstimatedDistinct == nil {
@@ -103,6 +115,9 @@ func writeStats(out io.Writer, r state.Report, m format.Meta) {
 			r.Height, r.Leaves, r.LiveLeaves, group(r.LeafURLsMin), group(r.LeafURLsMax), *r.OverBoundLeaves)
 	}
 	fmt.Fprintf(out, "false dup   %s chance that the next new URL is reported as a duplicate\n", chance(r.FalseDupChance))
+	if w := r.Window; w != nil {
+		writeWindow(out, w)
+	}
 	if r.NotStoredChance != nil {
 		fmt.Fprintf(out, "not stored  %s chance that the next new URL finds both its buckets full (%s of buckets full): answered new, not stored\n",
 			chance(*r.NotStoredChance), percent(*r.FullBuckets))
@@ -147,6 +162,29 @@ func writeStats(out io.Writer, r state.Report, m format.Meta) {
 		b.WriteString("\n")
 	}
 	io.WriteString(out, b.String())
+}
+
+// writeWindow prints a windowed state's window, generation by generation.
+func writeWindow(out io.Writer, w *layout.WindowReport) {
+	fmt.Fprintf(out, "window      %s in %d generations of %s, %s, from %s; now generation %d\n",
+		w.Window, w.Generations, w.Length, w.Policy, w.Epoch, w.Generation)
+	for i, a := range w.Ages {
+		head := "            "
+		if i == 0 {
+			head = "generations "
+		}
+		held := ""
+		switch {
+		case a.URLs != nil:
+			held = group(*a.URLs) + " URLs"
+		case a.BitsSet != nil:
+			held = group(*a.BitsSet) + " bits"
+		}
+		fmt.Fprintf(out, "%sage %d: generation %d, from %s, %s (fill %s)\n", head, a.Age, a.Generation, a.Started, held, percent(a.Fill))
+	}
+	if w.Expired != nil {
+		fmt.Fprintf(out, "expired     %s slots of URLs that left the window or were forgotten, free for new ones\n", group(*w.Expired))
+	}
 }
 
 // chance formats a probability: a percentage from 0.1%, else in

@@ -41,6 +41,7 @@ func openState(ctx context.Context, g *globalOptions, opts state.Options) (*stat
 		opts.Remote.InFlight, opts.Remote.Cache = g.inFlight, g.localCache
 	}
 	opts.Local.Warn = warnState
+	opts.Clock = testClock()
 	// A command that flushes as it runs (serve) syncs at exit too; the
 	// others wait at exit only when asked (--sync).
 	opts.Local.NoCloseSync = !g.sync && opts.Local.FlushInterval == 0

@@ -3,6 +3,8 @@ package bitmapwindow
 import (
 	"math/bits"
 	"sync/atomic"
+	"time"
+	"unsafe"
 
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/window"
@@ -15,29 +17,75 @@ type Report struct {
 	BitsSet    []uint64  // bits set, by age: BitsSet[0] this generation's bitmaps, BitsSet[G−1] the oldest live
 	Fill       []float64 // BitsSet over the 2^32 bits of a generation
 	FalseDup   float64   // chance that the next new URL is answered duplicate (window.RingFalseDup)
+	Shards     []uint64  // bits set in the live bitmaps, by shard
 }
 
 // Report counts the bits of every live bitmap (it reads them all, taking
 // no lock).
 func (t *Table) Report() Report {
-	g := t.spec.Generations
 	cur := t.spec.Gen(t.now())
 	for i := range t.shards {
 		cur = max(cur, t.Generation(i))
 	}
-	r := Report{Generation: cur, BitsSet: make([]uint64, g), Fill: make([]float64, g)}
+	r := t.newReport(cur)
 	for i := range t.shards {
-		s := &t.shards[i]
-		for age := range g {
-			b := t.live(s, cur-int64(age))
-			for j := range b {
-				r.BitsSet[age] += uint64(bits.OnesCount32(atomic.LoadUint32(&b[j])))
-			}
+		t.countShard(i, cur, &r)
+	}
+	t.finish(&r)
+	return r
+}
+
+// ReportFrom measures a windowed bitmap state that is not mapped (a state
+// in Redis), one shard in memory at a time: read(i, buf) fills buf with
+// shard i's bytes, zeros past those it has. Each shard's ages are counted
+// at the later of its W and now's generation.
+func ReportFrom(spec window.Spec, now time.Time, read func(i int, buf []byte) error) (Report, error) {
+	w := make([]uint64, ShardBytes(spec.Generations)/8)
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w))), ShardBytes(spec.Generations))
+	sh := make([][]byte, signature.Shards)
+	for i := range sh {
+		sh[i] = buf // every shard is buf, read in turn
+	}
+	t, err := NewTable(spec, sh, &window.MemoryLocker{}, Options{ReadOnly: true})
+	if err != nil {
+		return Report{}, err
+	}
+	r := t.newReport(spec.Gen(now))
+	for i := range sh {
+		clear(buf)
+		if err := read(i, buf); err != nil {
+			return Report{}, err
+		}
+		cur := spec.Current(t.Generation(i), now)
+		r.Generation = max(r.Generation, cur)
+		t.countShard(i, cur, &r)
+	}
+	t.finish(&r)
+	return r, nil
+}
+
+func (t *Table) newReport(cur int64) Report {
+	g := t.spec.Generations
+	return Report{Generation: cur, BitsSet: make([]uint64, g), Fill: make([]float64, g), Shards: make([]uint64, len(t.shards))}
+}
+
+// countShard counts shard i's live bits into r, their ages at
+// generation cur.
+func (t *Table) countShard(i int, cur int64, r *Report) {
+	s := &t.shards[i]
+	for age := range t.spec.Generations {
+		b := t.live(s, cur-int64(age))
+		for j := range b {
+			n := uint64(bits.OnesCount32(atomic.LoadUint32(&b[j])))
+			r.BitsSet[age] += n
+			r.Shards[i] += n
 		}
 	}
-	for age := range g {
+}
+
+func (t *Table) finish(r *Report) {
+	for age := range r.Fill {
 		r.Fill[age] = float64(r.BitsSet[age]) / float64(uint64(signature.Shards)*signature.BitsPerShard)
 	}
 	r.FalseDup = window.RingFalseDup(r.Fill)
-	return r
 }

@@ -50,8 +50,14 @@ func (g Geometry) Slots() uint64 { return uint64(g.Buckets()) * SlotsPerBucket *
 // StateBytes returns the size of the whole state.
 func (g Geometry) StateBytes() int64 { return g.ShardBytes * Shards }
 
+// Forgotten is the slot value of a forgotten URL (Table.Forget): no
+// fingerprint is 0 (an empty slot) or Forgotten, so a scan passes over it
+// as over another URL's, and the slot is never used again: slots stay a
+// prefix of their bucket, which the lock-free decision needs.
+const Forgotten uint32 = 0xFFFFFFFF
+
 // A Loc is where a URL's fingerprint lives: its shard, its two buckets in
-// that shard, and the fingerprint (never 0).
+// that shard, and the fingerprint (never 0 or Forgotten).
 type Loc struct {
 	Shard  uint8
 	B1, B2 uint32
@@ -64,8 +70,11 @@ func (g Geometry) Locate(h uint64) Loc {
 	if g.fpMask != 0 {
 		fp &= g.fpMask
 	}
-	if fp == 0 {
+	switch fp {
+	case 0:
 		fp = 1
+	case Forgotten:
+		fp = Forgotten - 1
 	}
 	b1 := uint32(h>>32) & g.mask
 	return Loc{Shard: uint8(h >> 56), B1: b1, B2: g.alt(b1, fp), FP: fp}

@@ -8,6 +8,7 @@ import (
 	"github.com/urldedupd/urldedupd/internal/format"
 	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/shardfile"
+	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
 func init() { layout.Register(keyedLayout{}) }
@@ -74,6 +75,17 @@ func (l *local) Report(_ context.Context, where string) (r layout.Report, err er
 }
 
 func (l *local) NotStored() uint64 { return l.t.Counts().Full }
+
+// Forget forgets sigs (layout.Forgetter): each slot holding one becomes
+// Forgotten.
+func (l *local) Forget(_ context.Context, sigs []signature.Signature, was []bool) (err error) {
+	defer layout.CatchFault(l.dir.Fault, debug.SetPanicOnFault(true), &err)
+	g := l.t.geo
+	for i, sig := range sigs {
+		was[i] = l.t.Forget(g.Locate(uint64(sig)))
+	}
+	return nil
+}
 func (l *local) Close() error      { return nil }
 
 // Report is the report of a Keyed state of metadata m and fill f.
@@ -94,4 +106,7 @@ func Report(where string, m format.Meta, f Fill) layout.Report {
 	return r
 }
 
-var _ Inserter = (*local)(nil)
+var (
+	_ Inserter         = (*local)(nil)
+	_ layout.Forgetter = (*local)(nil)
+)

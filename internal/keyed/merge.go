@@ -80,6 +80,9 @@ func MergeShard(ctx context.Context, g Geometry, i uint8, src []byte, dst Insert
 			if f == 0 {
 				break
 			}
+			if f == Forgotten {
+				continue // a forgotten URL is not merged
+			}
 			a := g.alt(b, f)
 			if !m.full(a) {
 				m.add(Loc{Shard: i, B1: b, B2: a, FP: f}, false)

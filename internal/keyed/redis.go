@@ -171,6 +171,26 @@ func (*redisCmds) Load(ctx context.Context, c redis.UniversalClient) error { ret
 
 func (*redisCmds) Close(context.Context) error { return nil }
 
+// Forget forgets sigs, one script run each through the transport's
+// pipelines (layout.Idempotent: forgetting twice is forgetting once).
+func (c *redisCmds) Forget(ctx context.Context, sigs []signature.Signature, was []bool) error {
+	key := func(i int) string { return c.t.Key(format.ShardName(c.Shard(sigs[i]))) }
+	replies, err := layout.Idempotent(ctx, c.t, len(sigs), key, func(p redis.Pipeliner, k string, i int) *redis.Cmd {
+		l := c.geo.Locate(uint64(sigs[i]))
+		var fp [4]byte
+		binary.LittleEndian.PutUint32(fp[:], l.FP)
+		return decideScript.EvalSha(ctx, p, []string{k},
+			int64(l.B1&c.geo.mask)*BucketBytes, int64(l.B2&c.geo.mask)*BucketBytes, string(fp[:]), "f")
+	}, func(ctx context.Context) error { return LoadScript(ctx, c.t.Client()) })
+	if err != nil {
+		return fmt.Errorf("keyed: forget: %w", err)
+	}
+	for i, v := range replies {
+		was[i] = v == 1
+	}
+	return nil
+}
+
 // Insert decides locs (storing each fingerprint in the first empty slot
 // of B1 then B2, as a decision does) through the transport's pipeline,
 // retries and WAIT, and sets res[i] to each one's answer: MergeShard's
@@ -238,6 +258,7 @@ var (
 	_ layout.RedisLayout   = keyedLayout{}
 	_ layout.RedisCommands = (*redisCmds)(nil)
 	_ Inserter             = (*redisCmds)(nil)
+	_ layout.Forgetter     = (*redisCmds)(nil)
 )
 
 // The decide script answers a Result, which is layout's answer: the

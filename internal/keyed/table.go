@@ -171,6 +171,30 @@ func insert(b *bucket, fp uint32) (Result, bool) {
 	return Full, false
 }
 
+// Forget marks l's fingerprint's slot Forgotten, so that its next
+// sighting is new, and reports whether it was there. The slot stays used
+// (see Forgotten): a state that forgets often fills sooner; the
+// keyed-window layout reuses such slots.
+func (t *Table) Forget(l Loc) bool {
+	t.mustWrite()
+	b1, b2 := t.buckets(l)
+	fp := toSlot(l.FP)
+	for _, b := range [2]*bucket{b1, b2} {
+		for i := range b {
+			switch atomic.LoadUint32(&b[i]) {
+			case fp:
+				if atomic.CompareAndSwapUint32(&b[i], fp, Forgotten) {
+					return true
+				}
+				return false // forgotten by another process meanwhile
+			case 0:
+				return false // the bucket's entries end here
+			}
+		}
+	}
+	return false
+}
+
 func (t *Table) count(r Result) {
 	switch r {
 	case New:

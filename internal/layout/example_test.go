@@ -19,4 +19,6 @@ func ExampleAll() {
 	// bloom (bloom-dh): OR
 	// mdbf (mdbf-v1v2): OR
 	// dsbf (dsbf-leaves): copy whole
+	// keyed-window (keyed-window-fp26t6): copy whole
+	// bitmap-window (bitmap-window-ring): copy whole
 }

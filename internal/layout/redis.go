@@ -3,6 +3,8 @@ package layout
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -118,4 +120,56 @@ type Pipes interface {
 	For(ctx context.Context, key string) (redis.Pipeliner, error)
 	// Exec runs every pipeline at once.
 	Exec(ctx context.Context)
+}
+
+// Idempotent runs n commands that may be run twice with no harm (a
+// forget) through t's pipelines: queue(pipe, i) queues command i on the
+// pipeline of key(i)'s node. Commands that did not run, or whose reply
+// was lost, are sent again, a few rounds at most; load reloads a script
+// refused with NOSCRIPT. It returns each command's integer reply.
+func Idempotent(ctx context.Context, t Transport, n int, key func(i int) string,
+	queue func(pipe redis.Pipeliner, key string, i int) *redis.Cmd, load func(ctx context.Context) error) ([]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.Timeout())
+	defer cancel()
+	todo := make([]int, n)
+	for i := range todo {
+		todo[i] = i
+	}
+	cmds, out := make([]*redis.Cmd, n), make([]int64, n)
+	var last error
+	for round := 0; len(todo) > 0; round++ {
+		if round == 5 || ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: %d commands not run: %v", ErrUnavailable, len(todo), last)
+		}
+		pipes := t.Pipes()
+		for _, i := range todo {
+			k := key(i)
+			p, err := pipes.For(ctx, k)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+			}
+			cmds[i] = queue(p, k, i)
+		}
+		pipes.Exec(ctx)
+		var again []int
+		noscript := false
+		for _, i := range todo {
+			v, err := cmds[i].Int64()
+			if err == nil {
+				out[i] = v
+				continue
+			}
+			last, noscript = err, noscript || strings.HasPrefix(err.Error(), "NOSCRIPT")
+			again = append(again, i)
+		}
+		if todo = again; len(todo) > 0 {
+			t.Refused(ctx)
+			if noscript {
+				if err := load(ctx); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return out, nil
 }

@@ -70,6 +70,10 @@ type Report struct {
 	LeafURLsMin     uint64         `json:"leaf_urls_min,omitempty"`
 	LeafURLsMax     uint64         `json:"leaf_urls_max,omitempty"`
 
+	// Window is the window of a windowed layout, generation by
+	// generation; nil for the others.
+	Window *WindowReport `json:"window,omitempty"`
+
 	// Shards are the bits set (Bitmap, the Bloom family) or slots
 	// occupied (Keyed) per shard.
 	Shards []uint64 `json:"shards"`

@@ -184,7 +184,7 @@ func (r *Redis) run(ctx context.Context, sc *scratch, ks, left []int, dryRun boo
 			retry = e
 			continue
 		}
-		v, e := answer(cmd)
+		v, e := answer(cmd, r.decode)
 		if e != nil {
 			return nil, nil, fmt.Errorf("%w: %v (the batch may have been partly applied)", ErrUnavailable, e)
 		}
@@ -209,8 +209,9 @@ func (r *Redis) run(ctx context.Context, sc *scratch, ks, left []int, dryRun boo
 }
 
 // answer returns a command's integer answer: layout.AnswerNew,
-// AnswerDup or AnswerNotStored.
-func answer(cmd redis.Cmder) (int64, error) {
+// AnswerDup or AnswerNotStored, through decode when the layout's replies
+// carry more (layout.AnswerDecoder).
+func answer(cmd redis.Cmder, decode func(int64) int64) (int64, error) {
 	var v int64
 	var err error
 	switch c := cmd.(type) {
@@ -218,6 +219,9 @@ func answer(cmd redis.Cmder) (int64, error) {
 		v, err = c.Result()
 	case *redis.Cmd:
 		v, err = c.Int64()
+	}
+	if err == nil && decode != nil {
+		v = decode(v)
 	}
 	if err == nil && (v < 0 || v > int64(layout.AnswerNotStored)) {
 		err = fmt.Errorf("answer %d out of range", v)

@@ -58,6 +58,9 @@ type Options struct {
 	// master that dies before its replica has a bit can lose the bit in
 	// the failover, and the URL can be answered new a second time.
 	Replicas int
+	// Clock, when set, replaces time.Now for a windowed layout
+	// (layout.Clocked).
+	Clock func() time.Time
 }
 
 // Redis is a state in Redis: the transport (pipelines per node, retries,
@@ -78,6 +81,8 @@ type Redis struct {
 	cmds     layout.RedisCommands // the layout's commands, one per URL
 	rounds   layout.RedisRounds   // the layout's own protocol (the DSBF's tree)
 	full     atomic.Uint64        // answered new, not stored (layout.AnswerNotStored)
+	decode   func(int64) int64    // the layout's replies to answers (layout.AnswerDecoder); nil: as they are
+	clock    func() time.Time     // Options.Clock
 }
 
 // Open connects to addr (redis://[user:pass@]host:port[/db] or
@@ -96,7 +101,7 @@ func Open(ctx context.Context, addr string, opts *Options) (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Redis{c: c, prefix: opts.Prefix, onError: opts.OnError, timeout: timeout, replicas: opts.Replicas}
+	r := &Redis{c: c, prefix: opts.Prefix, onError: opts.OnError, timeout: timeout, replicas: opts.Replicas, clock: opts.Clock}
 	r.cluster, _ = c.(*redis.ClusterClient)
 	if r.prefix == "" {
 		r.prefix = "urldedupd"
@@ -131,6 +136,9 @@ func (r *Redis) openLayout(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("redisstate: %s: %w", r.metaKey(), err)
 	}
+	if c, ok := l.(layout.Clocked); ok && r.clock != nil {
+		l = c.WithClock(r.clock)
+	}
 	rl, ok := l.(layout.RedisLayout)
 	if !ok {
 		return fmt.Errorf("redisstate: %s: %w: layout %s has no Redis commands", r.metaKey(), format.ErrLayout, l.Name())
@@ -144,6 +152,9 @@ func (r *Redis) openLayout(ctx context.Context) error {
 		return nil
 	case layout.RedisCommands:
 		r.cmds = x
+		if d, ok := x.(layout.AnswerDecoder); ok {
+			r.decode = d.Answer
+		}
 	default:
 		return fmt.Errorf("redisstate: %s: %w: layout %s decides by neither commands nor rounds", r.metaKey(), format.ErrLayout, l.Name())
 	}
@@ -151,6 +162,13 @@ func (r *Redis) openLayout(ctx context.Context) error {
 		return fmt.Errorf("redisstate: %w: %v", ErrUnavailable, err)
 	}
 	return nil
+}
+
+// Forgetter returns the layout's forgetting of URLs (layout.Forgetter),
+// when it has one.
+func (r *Redis) Forgetter() (layout.Forgetter, bool) {
+	f, ok := r.remote.(layout.Forgetter)
+	return f, ok
 }
 
 // newClient connects to addr. Reads may take as long as a batch may: a

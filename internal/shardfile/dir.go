@@ -361,7 +361,7 @@ func createShards(dir string, size int64) error {
 		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666) // less the umask
 		if err == nil {
 			for n := int64(0); n < size && err == nil; n += int64(len(zeros)) {
-				_, err = f.Write(zeros)
+				_, err = f.Write(zeros[:min(int64(len(zeros)), size-n)]) // a shard need not be a multiple of 4 MiB (bitmap-window)
 			}
 			if cerr := f.Close(); err == nil {
 				err = cerr

@@ -11,6 +11,7 @@ import (
 	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
+	"github.com/urldedupd/urldedupd/internal/window"
 )
 
 // TestEveryLayout: every registered layout is found by its name and id,
@@ -35,15 +36,26 @@ func TestEveryLayout(t *testing.T) {
 			if l.ID().Keyed() {
 				spec.Algorithm = signature.SipHash
 				in = state.Init{Spec: spec, Capacity: 1000, FalseDup: 1e-3}
-				if l.ID() != format.Keyed {
+				if l.ID() != format.Keyed && l.ID() != format.KeyedWindow {
 					in.Size = 1 << 20
 				}
+			}
+			if l.ID().Windowed() {
+				in.Window = window.Spec{Window: time.Hour, Generations: 1, Policy: window.FirstSeen}
 			}
 			m, err := in.Meta(time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
 			open := func(name string) *state.State {
+				if l.ID() == format.BitmapWindow { // 1 GiB of files for nothing: the same layout in memory
+					st, err := state.Memory(nil, &m)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { st.Close() })
+					return st
+				}
 				st, err := state.Open(ctx, filepath.Join(t.TempDir(), name), &state.Options{Create: true, New: &m})
 				if err != nil {
 					t.Fatal(err)

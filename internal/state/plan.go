@@ -9,6 +9,7 @@ import (
 	"github.com/urldedupd/urldedupd/internal/keyed"
 	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/signature"
+	"github.com/urldedupd/urldedupd/internal/window"
 )
 
 // ErrPlan is returned by Init.Meta when a state cannot be made as asked: a
@@ -31,12 +32,35 @@ type Init struct {
 	// Filter are the parameters asked of a layout of the Bloom family;
 	// a zero field is chosen (see FilterPlan).
 	Filter format.Filter
+	// Window is the time window of a windowed layout (keyed-window,
+	// bitmap-window), required for them and refused for the others; a
+	// zero Epoch is the time of Meta's now. With it, Size is that of the
+	// buckets of keyed-window (the 64-byte shard headers come on top),
+	// and Capacity the URLs live in the window at once.
+	Window window.Spec
 }
 
 // Meta returns the metadata of the state i asks for, with its key for the
 // Keyed layout, for Options.New.
 func (i Init) Meta(now time.Time) (format.Meta, error) {
 	m := format.NewMeta(i.Spec, now)
+	switch w := i.Spec.Layout.Windowed(); {
+	case w && i.Window.Generations == 0:
+		return m, fmt.Errorf("%w: layout %s needs a window (--window)", ErrPlan, i.Spec.Layout.Name())
+	case !w && i.Window.Generations != 0:
+		return m, fmt.Errorf("%w: layout %s has no window; --window takes keyed or bitmap", ErrPlan, i.Spec.Layout.Name())
+	case w:
+		m.Window = i.Window
+		if m.Window.Epoch.IsZero() {
+			m.Window.Epoch = now.UTC().Truncate(time.Millisecond)
+		}
+		if err := m.Window.Validate(); err != nil {
+			return m, fmt.Errorf("%w: %w", ErrPlan, err)
+		}
+		if i.Spec.Layout == format.BitmapWindow {
+			m.Sizes.ShardBytes = format.RingShardBytes(m.Window.Generations)
+		}
+	}
 	if i.Capacity != 0 && !(i.FalseDup > 0 && i.FalseDup < 1) || i.Capacity == 0 && i.FalseDup != 0 {
 		return m, fmt.Errorf("%w: a plan is a capacity of at least 1 URL and a false-duplicate chance between 0 and 1 (have %d and %g)", ErrPlan, i.Capacity, i.FalseDup)
 	}
@@ -45,6 +69,12 @@ func (i Init) Meta(now time.Time) (format.Meta, error) {
 			return m, fmt.Errorf("%w: %d bytes is not 256 shards of a whole size", ErrPlan, i.Size)
 		}
 		m.Sizes.ShardBytes = i.Size / format.Shards
+		switch i.Spec.Layout {
+		case format.KeyedWindow: // the size of the buckets
+			m.Sizes.ShardBytes += format.WindowHeaderBytes
+		case format.BitmapWindow: // one size: the layout's plan says so if it is not this one
+			m.Sizes.ShardBytes = format.RingShardBytes(m.Window.Generations)
+		}
 		if err := i.Spec.Layout.CheckSizes(m.Sizes); err != nil {
 			return m, fmt.Errorf("%w: %d bytes: %w", ErrPlan, i.Size, err)
 		}

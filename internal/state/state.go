@@ -9,9 +9,11 @@ import (
 
 	// Every layout of this build registers itself with package layout.
 	_ "github.com/urldedupd/urldedupd/internal/bitcheck"
+	_ "github.com/urldedupd/urldedupd/internal/bitmapwindow"
 	_ "github.com/urldedupd/urldedupd/internal/bloomlayout"
 	"github.com/urldedupd/urldedupd/internal/format"
 	_ "github.com/urldedupd/urldedupd/internal/keyed"
+	_ "github.com/urldedupd/urldedupd/internal/keyedwindow"
 	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/redisstate"
 	"github.com/urldedupd/urldedupd/internal/shardfile"
@@ -53,6 +55,10 @@ type Options struct {
 	Local shardfile.Options
 	// Remote configures a state in Redis; it is ignored for a directory.
 	Remote RemoteOptions
+	// Clock, when set, replaces time.Now for the windowed layouts, which
+	// count generations by it: tests cross generations in milliseconds.
+	// Every process sharing a state must agree on the time.
+	Clock func() time.Time
 }
 
 // RemoteOptions configure a state in Redis.
@@ -120,7 +126,7 @@ func Open(ctx context.Context, where string, opts *Options) (*State, error) {
 	}
 	s := &State{dir: d, meta: d.Meta(), where: where, key: d.Key()}
 	s.meta.Key = nil // the key file's key is s.key; Meta() never carries one
-	if s.decider, err = s.open(d); err != nil {
+	if s.decider, err = s.open(d, opts.Clock); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -139,17 +145,20 @@ func Memory(spec *format.Spec, m *format.Meta) (*State, error) {
 		return nil, err
 	}
 	s := &State{dir: d, meta: d.Meta(), where: "memory", key: d.Key()}
-	if s.decider, err = s.open(d); err != nil {
+	if s.decider, err = s.open(d, nil); err != nil {
 		d.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// open opens the layout of the state's metadata over d, and keeps it as
-// s.local.
-func (s *State) open(d *shardfile.Dir) (layout.Decider, error) {
+// open opens the layout of the state's metadata over d, with clock when
+// the layout counts time, and keeps it as s.local.
+func (s *State) open(d *shardfile.Dir, clock func() time.Time) (layout.Decider, error) {
 	l, err := layout.Lookup(d.Meta().Spec.Layout)
+	if c, ok := l.(layout.Clocked); ok && err == nil && clock != nil {
+		l = c.WithClock(clock)
+	}
 	if err == nil {
 		s.layout = l
 		s.local, err = l.Open(d)
@@ -170,7 +179,7 @@ func openRemote(ctx context.Context, addr string, opts *Options) (*State, error)
 	ro := opts.Remote
 	r, err := redisstate.Open(ctx, addr, &redisstate.Options{
 		Prefix: ro.Prefix, Create: opts.Create, Spec: opts.Spec, New: opts.New, OnError: ro.OnError,
-		Replicas: ro.Replicas, Timeout: ro.Timeout})
+		Replicas: ro.Replicas, Timeout: ro.Timeout, Clock: opts.Clock})
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +191,12 @@ func openRemote(ctx context.Context, addr string, opts *Options) (*State, error)
 	if s.layout, err = layout.Lookup(s.meta.Spec.Layout); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("state: %s: %w", s.where, err)
+	}
+	// A windowed state forgets: a local cache would go on answering
+	// duplicate what Redis has let go.
+	if ro.Cache != "" && s.meta.Spec.Layout.Windowed() {
+		r.Close()
+		return nil, fmt.Errorf("state: local cache %s: %w: a windowed state lets URLs go when they leave the window, and a local cache would still hold them", ro.Cache, format.ErrLayout)
 	}
 	// A layout that can only be copied whole (a DSBF) cannot be mirrored
 	// by setting locally what Redis has set.
@@ -206,7 +221,7 @@ func openRemote(ctx context.Context, addr string, opts *Options) (*State, error)
 			r.Close()
 			return nil, fmt.Errorf("state: local cache %s: %w", ro.Cache, err)
 		}
-		local, err := s.open(d)
+		local, err := s.open(d, opts.Clock)
 		if err != nil {
 			d.Close()
 			r.Close()
@@ -221,6 +236,30 @@ func openRemote(ctx context.Context, addr string, opts *Options) (*State, error)
 // Decide decides a batch; see layout.Decider.
 func (s *State) Decide(ctx context.Context, sigs []signature.Signature, seen []bool, dryRun bool) error {
 	return s.decider.Decide(ctx, sigs, seen, dryRun)
+}
+
+// ErrNoForget is returned by Forget on a layout that shares bits among
+// URLs (bitmap, bitmap-window, bloom, mdbf, dsbf): clearing a URL's bits
+// would forget the URLs that share them too.
+var ErrNoForget = errors.New("cannot forget a URL")
+
+// Forget makes each URL of sigs new at its next sighting, touching no
+// other URL, and reports in was which were held. Only the keyed layouts
+// can; the others return an error wrapping ErrNoForget before changing
+// anything.
+func (s *State) Forget(ctx context.Context, sigs []signature.Signature, was []bool) error {
+	var f layout.Forgetter
+	switch {
+	case s.redis != nil:
+		f, _ = s.redis.Forgetter()
+	default:
+		f, _ = s.local.(layout.Forgetter)
+	}
+	if f == nil {
+		return fmt.Errorf("state: %s: %w: layout %s keeps a URL in bits other URLs share, so clearing them would forget those URLs too (only keyed and keyed-window states can forget)",
+			s, ErrNoForget, s.meta.Spec.Layout.Name())
+	}
+	return f.Forget(ctx, sigs, was)
 }
 
 // InFlight is 0 for a directory, which answers at once, and the batches to

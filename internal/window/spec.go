@@ -156,7 +156,7 @@ func FormatDuration(d time.Duration) string {
 	days, rest := d/day, d%day
 	switch {
 	case days == 0:
-		return d.String()
+		return trimZeros(d.String())
 	case rest == 0:
 		return strconv.FormatInt(int64(days), 10) + "d"
 	}
