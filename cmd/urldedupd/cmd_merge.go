@@ -113,7 +113,11 @@ func runMerge(ctx context.Context, into string, srcs []string, out io.Writer) (e
 func describeMerged(l format.Layout, m state.Merged) string {
 	switch mergeOf(l) {
 	case layout.MergeCopy:
-		return fmt.Sprintf("%d leaves copied, %d empty", m.Copied, m.Empty)
+		what := "leaves"
+		if l.Windowed() {
+			what = "shards"
+		}
+		return fmt.Sprintf("%d %s copied, %d empty", m.Copied, what, m.Empty)
 	case layout.MergeOr:
 		return fmt.Sprintf("%d bits added", m.Bits)
 	}

@@ -110,6 +110,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/v1/check", s.wrap("check", s.check))
 	mux.Handle("/v1/stats", s.wrap("stats", s.statsHandler))
+	mux.Handle("/v1/forget", s.wrap("forget", s.forget))
 	mux.Handle("/healthz", s.wrap("healthz", func(w http.ResponseWriter, r *http.Request) (int, int, int) {
 		io.WriteString(w, "ok\n")
 		return http.StatusOK, 0, 0

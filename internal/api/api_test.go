@@ -124,3 +124,38 @@ func TestToken(t *testing.T) {
 		t.Fatalf("healthz needs no token: %d", code)
 	}
 }
+
+// TestForget: /v1/forget makes URLs of a keyed state new again, text and
+// JSON; on a bitmap it is refused (409) and nothing changes.
+func TestForget(t *testing.T) {
+	for _, name := range []string{"keyed", "keyed-window"} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(api.New(statetest.Memory(t, name), nil).Handler())
+			t.Cleanup(srv.Close)
+			do(t, "POST", srv.URL+"/v1/check", "text/plain", "http://a.example/\nhttp://b.example/\n")
+			code, body := do(t, "POST", srv.URL+"/v1/forget", "text/plain", "http://a.example/\nhttp://z.example/\n")
+			if code != 200 || body != "forgotten\nabsent\n" {
+				t.Fatalf("forget: %d %q", code, body)
+			}
+			code, body = do(t, "POST", srv.URL+"/v1/forget", "application/json", `["http://b.example/","http://a.example/"]`)
+			if code != 200 || body != "{\"results\":[\"forgotten\",\"absent\"],\"forgotten\":1}\n" {
+				t.Fatalf("forget JSON: %d %q", code, body)
+			}
+			if code, body = do(t, "POST", srv.URL+"/v1/check", "text/plain", "http://a.example/\nhttp://b.example/\n"); body != "new\nnew\n" {
+				t.Fatalf("after forget: %d %q", code, body)
+			}
+			if code, _ = do(t, "GET", srv.URL+"/v1/forget", "", ""); code != http.StatusMethodNotAllowed {
+				t.Fatalf("GET /v1/forget: %d", code)
+			}
+		})
+	}
+	srv := newServer(t, nil)
+	do(t, "POST", srv.URL+"/v1/check", "text/plain", "http://a.example/\n")
+	code, body := do(t, "POST", srv.URL+"/v1/forget", "text/plain", "http://a.example/\n")
+	if code != http.StatusConflict || !strings.Contains(body, "cannot forget") {
+		t.Fatalf("forget on a bitmap: %d %q", code, body)
+	}
+	if _, body = do(t, "GET", srv.URL+"/v1/check?url=http://a.example/", "", ""); body != "dup\n" {
+		t.Fatalf("a refused forget changed the state: %q", body)
+	}
+}

@@ -74,7 +74,7 @@ func (s *State) Merge(ctx context.Context, src *State, opts *MergeOptions) (m Me
 			return m, err
 		}
 		if !empty {
-			return m, fmt.Errorf("state: merge %s into %s: %w", src, s, bloomlayout.ErrNoMerge)
+			return m, fmt.Errorf("state: merge %s into %s: %w", src, s, s.noMerge())
 		}
 	}
 	w := merger{dst: s, how: how, opts: opts, m: &m}
@@ -220,7 +220,7 @@ func (s *State) copyTree(ctx context.Context, src *State) (m Merged, err error) 
 	err = x.Exclusive(func() error {
 		for i := range format.Shards {
 			if !allZero(s.dir.Shard(i)) {
-				return fmt.Errorf("state: merge %s into %s: %w", src, s, bloomlayout.ErrNoMerge)
+				return fmt.Errorf("state: merge %s into %s: %w", src, s, s.noMerge())
 			}
 		}
 		for i := range format.Shards {
@@ -247,6 +247,19 @@ func (s *State) copyTree(ctx context.Context, src *State) (m Merged, err error) 
 		return m, err
 	}
 	return m, s.Sync()
+}
+
+// ErrNoWindowMerge is returned by Merge when a windowed state is to be
+// merged into one that holds URLs.
+var ErrNoWindowMerge = fmt.Errorf("%w: a windowed state can only be copied into an empty state with the same window and epoch (a snapshot or a migrate of it), not merged into one that holds URLs (filter the source's URLs into it instead)", format.ErrMismatch)
+
+// noMerge is the error of a copy-only layout's merge into a state that
+// holds URLs.
+func (s *State) noMerge() error {
+	if s.meta.Spec.Layout.Windowed() {
+		return ErrNoWindowMerge
+	}
+	return bloomlayout.ErrNoMerge
 }
 
 // shardBytes returns shard i as stored: the directory's mapping, or the

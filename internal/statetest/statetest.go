@@ -12,6 +12,7 @@ import (
 	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
+	"github.com/urldedupd/urldedupd/internal/window"
 )
 
 // Key is the key of every keyed state statetest makes: fixed, so that a
@@ -48,6 +49,9 @@ func Meta(tb testing.TB, name string) format.Meta {
 		in.Spec = spec
 		k := Key
 		in.Key = &k
+	}
+	if l.ID().Windowed() { // an hour in one generation: nothing leaves within a test
+		in.Window = window.Spec{Window: time.Hour, Generations: 1, Policy: window.FirstSeen}
 	}
 	m, err := in.Meta(time.Unix(0, 0))
 	if err != nil {
