@@ -16,7 +16,7 @@ import (
 // within four standard deviations, the exact set has none, and the table
 // names every layout.
 func TestRunMatchesTheory(t *testing.T) {
-	runMatchesTheory(t, 50_000, 64<<10, "bloom-patent", "hashtable", "exact")
+	runMatchesTheory(t, 50_000, 64<<10, "bloom-patent", "hashtable", "apbf", "exact")
 	runMatchesTheory(t, 900_000, 1<<20, "bloom", "mdbf", "dsbf")
 }
 

@@ -37,9 +37,10 @@ type contender interface {
 // Layouts are the contenders compare knows, in table order: urldedupd's
 // layouts (in real temporary states; every registered layout.Contender),
 // the patent's comparison Bloom filter exactly as the patent drew its
-// positions (in memory), Zheng et al.'s bitmap hash table and the exact
-// set.
-var Layouts = append(stateLayouts(), "bloom-patent", "hashtable", "exact")
+// positions (in memory), Zheng et al.'s bitmap hash table, the
+// Age-Partitioned Bloom Filter (internal/apbf, the windowed layouts'
+// anchor) and the exact set.
+var Layouts = append(stateLayouts(), "bloom-patent", "hashtable", "apbf", "exact")
 
 // stateLayouts are the names of the layouts compare measures in real
 // states, in format order.
@@ -75,6 +76,8 @@ func newContender(name string, memory int64, n uint64, dir string) (contender, e
 	case "hashtable":
 		m := bitsOf()
 		return &hashtableC{bits: make([]uint64, (m+63)/64), m: m}, nil
+	case "apbf":
+		return newAPBF(memory, n)
 	case "exact":
 		return &exactC{set: make(map[string]struct{}, n)}, nil
 	}
@@ -93,6 +96,9 @@ type stateContender struct {
 func newStateContender(l layout.Contender, memory int64, n uint64, dir string) (*stateContender, error) {
 	spec, size, filter := l.CompareState(memory, n)
 	in := state.Init{Spec: spec, Size: size, Filter: filter}
+	if w, ok := l.(layout.WindowContender); ok {
+		in.Window = w.CompareWindow()
+	}
 	m, err := in.Meta(time.Now())
 	if err != nil {
 		return nil, err

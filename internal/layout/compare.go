@@ -1,6 +1,9 @@
 package layout
 
-import "github.com/urldedupd/urldedupd/internal/format"
+import (
+	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/window"
+)
 
 // Contender is a layout that compare (urldedupd-lab compare) measures
 // against the other contenders: the state it makes of a memory budget,
@@ -18,4 +21,11 @@ type Contender interface {
 	// duplicate after n distinct URLs, by its formula, or from the state
 	// as measured (report) where its formula needs more than n.
 	Theory(m format.Meta, n uint64, report func() (Report, error)) float64
+}
+
+// WindowContender is a windowed Contender: the window its compare state
+// is made with (a comparison has no time, so the window only sets what
+// the layout stores).
+type WindowContender interface {
+	CompareWindow() window.Spec
 }

@@ -8,6 +8,9 @@
 // difference from the exact answer is an error of the structure.
 //
 // Usage: go run ./scripts/windowbench [-mem 4MiB] [-events 4000000] [-policy first-seen]
+//
+//	go run ./scripts/windowbench -false-dup -mem 3GiB -urls 10000000 -queries 100000000
+//	go run ./scripts/windowbench -rotation /var/tmp [-fill 10000000] [-duration 4s]
 package main
 
 import (
@@ -33,7 +36,14 @@ func main() {
 	fp := flag.Bool("false-dup", false, "instead: fill a windowed keyed table of -mem with -urls URLs spread over the window and query -queries URLs never inserted")
 	urls := flag.Int("urls", 10_000_000, "with -false-dup: URLs held")
 	queries := flag.Int("queries", 100_000_000, "with -false-dup: never-inserted queries")
+	rot := flag.String("rotation", "", "instead: measure a rotation under 4 deciders on a windowed keyed state made in this directory")
+	fill := flag.Int("fill", 10_000_000, "with -rotation: URLs the state holds first")
+	dur := flag.Duration("duration", 4*time.Second, "with -rotation: how long the deciders run (the rotation half way)")
 	flag.Parse()
+	if *rot != "" {
+		check(rotation(*rot, *fill, *dur))
+		return
+	}
 	bytes, err := format.ParseBytes(*mem)
 	check(err)
 	p, err := window.ParsePolicy(*pol)
