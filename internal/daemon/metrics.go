@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 
@@ -238,6 +239,19 @@ func (c *collector) collectState(w *metrics.Writer) {
 	}
 	if r.CapacityUsed != nil {
 		gauge("urldedupd_capacity_used_ratio", "Distinct URLs recorded over the state's capacity (planned at init, or the keyed layout's own); absent for an unplanned bitmap.", *r.CapacityUsed)
+	}
+	if wr := r.Window; wr != nil {
+		gauge("urldedupd_window_generation", "Windowed layouts: the current generation, counted from the state's epoch.", float64(wr.Generation))
+		w.Family("urldedupd_window_age_fill_ratio", metrics.Gauge, "Windowed layouts: fill of each live generation by age (0 the current): its URLs over the slots (keyed-window) or its bits set over 2^32 (bitmap-window).")
+		for _, a := range wr.Ages {
+			w.Sample("urldedupd_window_age_fill_ratio", a.Fill, "age", strconv.Itoa(a.Age))
+		}
+		if len(wr.Ages) > 0 && wr.Ages[0].URLs != nil {
+			w.Family("urldedupd_window_age_urls", metrics.Gauge, "Windowed keyed layout: URLs held in each live generation, by age (0 the current).")
+			for _, a := range wr.Ages {
+				w.Sample("urldedupd_window_age_urls", float64(*a.URLs), "age", strconv.Itoa(a.Age))
+			}
+		}
 	}
 	if r.NotStoredChance != nil {
 		gauge("urldedupd_not_stored_chance", "Keyed layout: chance that the next new URL finds both its buckets full and is answered new without being stored.", *r.NotStoredChance)

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/urldedupd/urldedupd/internal/counter"
 	"github.com/urldedupd/urldedupd/internal/metrics"
+	"github.com/urldedupd/urldedupd/internal/signature"
+	"github.com/urldedupd/urldedupd/internal/statetest"
 )
 
 // scrape returns a daemon's exposition with one source, eth0, whose every
@@ -146,5 +149,43 @@ func BenchmarkScrapeSources(b *testing.B) {
 	c := &collector{d: d}
 	for b.Loop() {
 		c.collectSources(&metrics.Writer{})
+	}
+}
+
+// A windowed keyed state exports its generation and each age's URLs and
+// fill, valid for promtool.
+func TestMetricsWindow(t *testing.T) {
+	st := statetest.Memory(t, "keyed-window")
+	signer := st.Signer()
+	var sigs []signature.Signature
+	for _, u := range []string{"http://a.example/", "http://b.example/", "http://c.example/"} {
+		s, _ := signer.Sign([]byte(u))
+		sigs = append(sigs, s)
+	}
+	if err := st.Decide(context.Background(), sigs, make([]bool, len(sigs)), false); err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(st, Config{Socket: filepath.Join(t.TempDir(), "api.sock")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if _, err := d.metrics.reg.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"\nurldedupd_window_age_urls{age=\"0\"} 3\n", "\nurldedupd_window_generation ", "\nurldedupd_window_age_fill_ratio{age=\"0\"} "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the exposition lacks %q", want)
+		}
+	}
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = strings.NewReader(out)
+		if res, err := cmd.CombinedOutput(); err != nil && !strings.Contains(string(res), "urldedupd_bits_set") {
+			t.Errorf("promtool: %v: %s", err, res)
+		}
+	} else {
+		t.Fatal("promtool not found (scripts/install-deps.sh installs it)")
 	}
 }
