@@ -86,7 +86,7 @@ func (l *local) Forget(_ context.Context, sigs []signature.Signature, was []bool
 	}
 	return nil
 }
-func (l *local) Close() error      { return nil }
+func (l *local) Close() error { return nil }
 
 // Report is the report of a Keyed state of metadata m and fill f.
 func Report(where string, m format.Meta, f Fill) layout.Report {

@@ -7,3 +7,9 @@ package keyed
 const hasPrefetch = false
 
 func prefetch(*bucket) {}
+
+// Prefetch does nothing without a prefetch instruction (see HasPrefetch).
+func Prefetch(*uint32) {}
+
+// HasPrefetch reports whether Prefetch is the CPU's instruction.
+const HasPrefetch = hasPrefetch

@@ -144,13 +144,14 @@ func (t *Table) DecideBatch(locs []keyed.Loc, res []window.Result, gens []int64)
 }
 
 func (t *Table) decideLocked(locs []keyed.Loc, order []int32, res []window.Result, gens []int64) {
+	now := t.now() // once a batch: a batch is decided at one instant
 	for lo := 0; lo < len(order); {
 		i := int(locs[order[lo]].Shard)
 		hi := lo + 1
 		for hi < len(order) && int(locs[order[hi]].Shard) == i {
 			hi++
 		}
-		cur := t.advance(i, lo == 0)
+		cur := t.advance(i, now, lo == 0)
 		for _, j := range order[lo:hi] {
 			res[j] = t.spec.Decide(t.pair(locs[j]), locs[j].FP, cur)
 			if gens != nil {
@@ -167,6 +168,12 @@ func (t *Table) decideLocked(locs []keyed.Loc, order []int32, res []window.Resul
 // own), and the decisions then find the batch's lines in the cache. The
 // second bucket is read only when the first has no empty slot.
 func (t *Table) touch(locs []keyed.Loc) {
+	if keyed.HasPrefetch { // the CPU's prefetch: it returns at once, and many misses are in flight
+		for _, l := range locs {
+			keyed.Prefetch(&t.shards[l.Shard].buckets[l.B1][0])
+		}
+		return
+	}
 	var sum uint32
 	for _, l := range locs {
 		sum += atomic.LoadUint32(&t.shards[l.Shard].buckets[l.B1][0])
@@ -184,10 +191,10 @@ type scratch struct{ order []int32 }
 // whole sweep with ages counted at the old W after a long pause, the
 // scheduled part of the current pass otherwise, then W. It returns the
 // generation to decide with.
-func (t *Table) advance(i int, first bool) int64 {
+func (t *Table) advance(i int, now time.Time, first bool) int64 {
 	s := &t.shards[i]
 	w := atomic.LoadInt64(&s.head[offW/8])
-	cur := t.spec.Current(w, t.now())
+	cur := t.spec.Current(w, now)
 	st := window.SweepState{
 		PassStart: atomic.LoadInt64(&s.head[offPassStart/8]),
 		Cursor:    atomic.LoadInt64(&s.head[offCursor/8]),
@@ -206,6 +213,9 @@ func (t *Table) advance(i int, first bool) int64 {
 		st = window.SweepState{PassStart: cur}
 	}
 	from, to, next := t.spec.NextSweep(st, total, cur)
+	if cur == w && from == to && next == st {
+		return cur // nothing due: the usual case within a generation, with no store to the shared header
+	}
 	for b := from; b < to; b++ {
 		t.spec.Sweep(s.buckets[b][:], cur)
 	}
@@ -236,7 +246,7 @@ func (t *Table) Forget(locs []keyed.Loc, was []bool) error {
 	}
 	return window.Locked(t.lock, func() {
 		for j, l := range locs {
-			was[j] = t.spec.Forget(t.pair(l), l.FP, t.advance(int(l.Shard), false))
+			was[j] = t.spec.Forget(t.pair(l), l.FP, t.advance(int(l.Shard), t.now(), false))
 		}
 	})
 }
