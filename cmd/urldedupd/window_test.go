@@ -387,3 +387,53 @@ func TestWindowRedis(t *testing.T) {
 		windowRounds(t, "--backend", "redis-cluster://"+strings.Join(masters, ","))
 	})
 }
+
+// TestForgetRedis: forget on keyed and keyed-window states in a real
+// redis-server (the keyed script's forget mode and the windowed script's)
+// makes the forgotten URLs new and leaves their 10,000 neighbours
+// duplicates; on a bitmap in Redis it is refused, exit 2.
+func TestForgetRedis(t *testing.T) {
+	urls := windowURLs("r", 10_000)
+	var forget []string
+	for i := 0; i < len(urls); i += 100 {
+		forget = append(forget, urls[i])
+	}
+	isForgotten := map[string]bool{}
+	for _, u := range forget {
+		isForgotten[u] = true
+	}
+	addr := redistest.Server(t)
+	for i, init := range [][]string{{"--layout", "keyed"}, {"--layout", "keyed", "--window", "30d"}, {"--layout", "bitmap"}} {
+		t.Run(strings.Join(init, " "), func(t *testing.T) {
+			state := []string{"--backend", addr, "--redis-prefix", fmt.Sprint("forget", i)}
+			if _, stderr, code := run(t, nil, append(append(state[:len(state):len(state)], "init"), init...)...); code != 0 {
+				t.Fatalf("init: %s", stderr)
+			}
+			run(t, strings.NewReader(string(lines(urls))), append(state[:len(state):len(state)], "filter")...)
+			out, stderr, code := run(t, strings.NewReader(string(lines(forget))), append(state[:len(state):len(state)], "forget", "-")...)
+			if init[1] == "bitmap" {
+				if code != 2 || !strings.Contains(stderr, "cannot forget") {
+					t.Fatalf("forget on a bitmap in Redis: exit %d: %s", code, stderr)
+				}
+				return
+			}
+			if code != 0 || strings.Count(out, "forgotten\t") != len(forget) {
+				t.Fatalf("forget: exit %d, %d forgotten: %s", code, strings.Count(out, "forgotten\t"), stderr)
+			}
+			out, stderr, code = run(t, strings.NewReader(string(lines(urls))), append(state[:len(state):len(state)], "filter", "--dry-run", "--mark")...)
+			if code != 0 {
+				t.Fatalf("filter --dry-run: %s", stderr)
+			}
+			var wrong int
+			for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+				verdict, u, _ := strings.Cut(l, "\t")
+				if (verdict == "new") != isForgotten[u] {
+					wrong++
+				}
+			}
+			if wrong > 0 {
+				t.Fatalf("%d of %d URLs answered wrongly after forgetting %d", wrong, len(urls), len(forget))
+			}
+		})
+	}
+}
