@@ -170,7 +170,7 @@ func (d *Daemon) open() error {
 	if cfg.RESPSocket != "" {
 		l, err := listenUnix(cfg.RESPSocket, cfg.SocketMode, cfg.SocketOwner)
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrRESP, err)
+			return respError{err}
 		}
 		d.resp = append(d.resp, l)
 		d.respSock, _ = os.Lstat(cfg.RESPSocket)
@@ -178,7 +178,7 @@ func (d *Daemon) open() error {
 	if cfg.RESPListen != "" {
 		l, err := net.Listen("tcp", cfg.RESPListen)
 		if err != nil {
-			return fmt.Errorf("%w: daemon: listen %s: %w", ErrRESP, cfg.RESPListen, err)
+			return respError{fmt.Errorf("daemon: listen %s: %w", cfg.RESPListen, err)}
 		}
 		d.resp = append(d.resp, l)
 	}
@@ -200,11 +200,11 @@ func (c *Config) Check() error {
 	}
 	if c.RESPListen != "" {
 		if err := frontend.CheckListen(c.RESPListen, c.AllowRemote, c.Token); err != nil {
-			return fmt.Errorf("%w: %w", ErrRESP, err)
+			return respError{err}
 		}
 	}
 	if len(c.RESPSocket) > maxSocketPath {
-		return fmt.Errorf("%w: daemon: socket %s: %w", ErrRESP, c.RESPSocket, ErrSocketPathTooLong)
+		return respError{fmt.Errorf("daemon: socket %s: %w", c.RESPSocket, ErrSocketPathTooLong)}
 	}
 	return nil
 }
@@ -291,6 +291,14 @@ loop:
 	d.removeSocket(d.cfg.RESPSocket, d.respSock)
 	return err
 }
+
+// respError is an error of the RESP front end's listeners: ErrRESP, and
+// the error itself (Unwrap).
+type respError struct{ err error }
+
+func (e respError) Error() string        { return "resp: " + e.err.Error() }
+func (e respError) Unwrap() error        { return e.err }
+func (e respError) Is(target error) bool { return target == ErrRESP }
 
 // removeSocket removes the socket made at path, if it is still there.
 // Closing the listener removed it, unless --user may not write its
