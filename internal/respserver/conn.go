@@ -42,7 +42,7 @@ func (f *FrontEnd) newConn(c net.Conn) *conn {
 	cn.in = deadlineReader{cn: cn}
 	cn.r = resp.NewReader(&cn.in, &resp.Limits{
 		MaxArgs:    f.opts.MaxItems + 2, // BF.MADD key item…
-		MaxBulk:    2 * f.opts.MaxItem, // an item a little over: an error, the connection kept
+		MaxBulk:    2 * f.opts.MaxItem,  // an item a little over: an error, the connection kept
 		MaxInline:  f.opts.MaxItem + 256,
 		MaxCommand: f.opts.MaxCommand,
 		Buffer:     bufferSize,
