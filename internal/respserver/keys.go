@@ -48,17 +48,19 @@ func checkKey(key []byte) string {
 // checkItem returns the error reply for the i-th item (from 1; 0 for a
 // command of one item) if the state cannot take it, or "".
 func (s *signer) checkItem(i int, item []byte) string {
-	what := "the item"
-	if i > 0 {
-		what = fmt.Sprintf("item %d", i)
+	what := func() string {
+		if i > 0 {
+			return fmt.Sprintf("item %d", i)
+		}
+		return "the item"
 	}
 	switch {
 	case len(bytes.Trim(item, " \t")) == 0:
-		return "ERR " + what + " is empty"
+		return "ERR " + what() + " is empty"
 	case len(item) > s.maxItem:
-		return fmt.Sprintf("ERR %s is %d bytes, over the limit of %d", what, len(item), s.maxItem)
+		return fmt.Sprintf("ERR %s is %d bytes, over the limit of %d", what(), len(item), s.maxItem)
 	case bytes.IndexByte(item, Separator) >= 0:
-		return "ERR " + what + " holds a NUL byte"
+		return "ERR " + what() + " holds a NUL byte"
 	}
 	return ""
 }
