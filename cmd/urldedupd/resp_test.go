@@ -418,6 +418,20 @@ func TestRespStall(t *testing.T) {
 	if got := readToEOF(t, idleR); got != "+PONG\r\n" {
 		t.Errorf("idle: %q", got)
 	}
+	// A client whose every write ends in the middle of a command, for
+	// three times --body-timeout: each command is complete well within
+	// it, so the connection is served throughout.
+	busy, busyR := respConn(t, port)
+	io.WriteString(busy, "*1\r\n$4\r\nPI")
+	for i := range 30 {
+		time.Sleep(100 * time.Millisecond)
+		if _, err := io.WriteString(busy, "NG\r\n*1\r\n$4\r\nPI"); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		if l, err := busyR.ReadString('\n'); l != "+PONG\r\n" {
+			t.Fatalf("reply %d: %q, %v", i, l, err)
+		}
+	}
 }
 
 // Exactly once: 4 redis-py processes add overlapping URLs under the

@@ -178,6 +178,8 @@ func (r *Reader) reset() error {
 	n := copy(r.spans, r.spans[r.pending:])
 	r.spans, r.pending = r.spans[:n], 0
 	if r.buf == nil || len(r.buf) > r.lim.Buffer && r.end-r.begin <= r.lim.Buffer/2 {
+		clear(r.args[:cap(r.args)]) // no slice of the old buffer may keep it alive
+		clear(r.cmds[:cap(r.cmds)])
 		nb := make([]byte, r.lim.Buffer)
 		r.end = copy(nb, r.buf[r.begin:r.end])
 		r.shift(r.begin)

@@ -99,11 +99,13 @@ func (cn *conn) serve() {
 			cn.failed(err)
 			return
 		}
+		cn.in.begun = time.Time{} // a command left unfinished is a new one: its clock starts at the next read
 		start := time.Now()
 		cn.answer(context.Background(), cmds)
 		cn.c.SetWriteDeadline(time.Now().Add(cn.f.opts.CommandTimeout))
 		_, werr := cn.c.Write(cn.w.Bytes())
 		cn.observe(time.Since(start))
+		clear(cn.steps) // their arguments point into the reader's buffer, which may be dropped
 		cn.w.Reset(keepReply)
 		if cap(cn.sigs) > keepItems {
 			cn.sigs, cn.seen = nil, nil

@@ -90,6 +90,7 @@ type FrontEnd struct {
 	mu       sync.Mutex
 	conns    map[*conn]struct{} // guarded by mu
 	closing  bool               // Shutdown began; guarded by mu
+	serving  []net.Listener     // the listeners as Serve accepts (limited); guarded by mu
 	wg       sync.WaitGroup     // connections being served
 }
 
@@ -148,10 +149,19 @@ func (f *FrontEnd) Budget() *frontend.Budget { return f.budget }
 
 // Serve accepts connections on every listener until Shutdown.
 func (f *FrontEnd) Serve(ctx context.Context) error {
-	errc := make(chan error, len(f.listeners))
+	f.mu.Lock()
+	if f.closing {
+		f.mu.Unlock()
+		return nil
+	}
 	for _, l := range f.listeners {
+		f.serving = append(f.serving, f.limit.Listener(l))
+	}
+	f.mu.Unlock()
+	errc := make(chan error, len(f.listeners))
+	for _, l := range f.serving {
 		f.log.Info("RESP listening", "addr", l.Addr().String())
-		go func() { errc <- f.accept(f.limit.Listener(l)) }()
+		go func() { errc <- f.accept(l) }()
 	}
 	var err error
 	for range f.listeners {
@@ -220,8 +230,12 @@ func (f *FrontEnd) Drain() {
 func (f *FrontEnd) Shutdown(ctx context.Context) error {
 	f.mu.Lock()
 	f.closing = true
+	serving := f.serving
 	f.mu.Unlock()
 	f.Drain()
+	for _, l := range serving { // also ends an accept waiting for a connection slot
+		l.Close()
+	}
 	for _, l := range f.listeners {
 		l.Close()
 	}
