@@ -17,7 +17,7 @@ import (
 // command it returns, written out again as a multibulk, reads back the
 // same. Seeds: testdata/fuzz/FuzzReader and the cases of reader.txt.
 func FuzzReader(f *testing.F) {
-	for _, c := range readCases(&testing.T{}) {
+	for _, c := range readCases(f) {
 		f.Add(c.in)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {

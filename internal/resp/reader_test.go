@@ -25,7 +25,7 @@ type readerCase struct {
 }
 
 // readCases reads testdata/reader.txt.
-func readCases(t *testing.T) []readerCase {
+func readCases(t testing.TB) []readerCase {
 	t.Helper()
 	f, err := os.Open("testdata/reader.txt")
 	if err != nil {
