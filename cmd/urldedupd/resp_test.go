@@ -525,3 +525,90 @@ func TestRespDrain(t *testing.T) {
 		t.Errorf("idle connection at SIGTERM: %q", got)
 	}
 }
+
+// --max-conns: a connection over the cap waits, unserved, until one
+// closes. --max-inflight-bytes: of two big commands arriving at once that
+// the budget cannot hold together, one is answered and the other refused
+// "busy", while a small command is answered meanwhile (its share), and a
+// command bigger than a connection may ever hold is a protocol error.
+func TestRespLimits(t *testing.T) {
+	_, _, port := serveRESP(t, "--max-conns", "3", "--max-inflight-bytes", "1048576")
+	a, aR := respConn(t, port)
+	b, bR := respConn(t, port)
+	small, smallR := respConn(t, port)
+	for _, c := range []struct {
+		c net.Conn
+		r *bufio.Reader
+	}{{a, aR}, {b, bR}, {small, smallR}} {
+		io.WriteString(c.c, "PING\r\n")
+		if l, _ := c.r.ReadString('\n'); l != "+PONG\r\n" {
+			t.Fatalf("PING: %q", l)
+		}
+	}
+	fourth, fourthR := respConn(t, port)
+	io.WriteString(fourth, "PING\r\n")
+	fourth.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if l, err := fourthR.ReadString('\n'); err == nil {
+		t.Fatalf("a fourth connection over --max-conns 3 was served: %q", l)
+	}
+
+	// Two commands of 2,600 URLs (about 400 kB each) sent up to their
+	// last item: each connection holds about 520 kB (its buffer, grown to
+	// the most a command may take, and its arguments' places), and the
+	// pool (4/5 of 1 MiB) holds one of them.
+	big := func(c net.Conn, tag string) (last string) {
+		var req strings.Builder
+		fmt.Fprintf(&req, "*%d\r\n$7\r\nBF.MADD\r\n$4\r\nurls\r\n", 2+2600)
+		for i := range 2600 {
+			u := fmt.Sprintf("http://limits.example/%s/%0120d", tag, i)
+			fmt.Fprintf(&req, "$%d\r\n%s\r\n", len(u), u)
+		}
+		s := req.String()
+		cut := strings.LastIndex(s, "$")
+		io.WriteString(c, s[:cut])
+		return s[cut:]
+	}
+	restA := big(a, "a")
+	restB := big(b, "b")
+	io.WriteString(small, "*3\r\n$6\r\nBF.ADD\r\n$4\r\nurls\r\n$9\r\nhttp://s/\r\n")
+	if l, _ := smallR.ReadString('\n'); l != ":1\r\n" {
+		t.Fatalf("a small command while big ones arrive: %q", l)
+	}
+	io.WriteString(a, restA)
+	io.WriteString(b, restB)
+	busy, served := 0, 0
+	for _, r := range []*bufio.Reader{aR, bR} {
+		switch l, _ := r.ReadString('\n'); l {
+		case "*2600\r\n":
+			served++
+		case "-ERR busy: the server's bytes in flight are at their limit, retry later\r\n":
+			busy++
+		default:
+			t.Fatalf("a big command: %q", l)
+		}
+	}
+	if busy != 1 || served != 1 {
+		t.Fatalf("of two big commands, %d served and %d busy; want 1 and 1", served, busy)
+	}
+
+	// Now one connection has closed: the fourth is served.
+	fourth.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if l, _ := fourthR.ReadString('\n'); l != "+PONG\r\n" {
+		t.Fatalf("the fourth connection once one closed: %q", l)
+	}
+	// Over what one connection may hold (its share and the pool, halved
+	// for the doubling): a protocol error.
+	a.Close()
+	b.Close()
+	huge, hugeR := respConn(t, port)
+	go func() {
+		fmt.Fprintf(huge, "*7\r\n$7\r\nBF.MADD\r\n$4\r\nurls\r\n")
+		item := "http://huge.example/" + strings.Repeat("x", 100_000-20)
+		for range 5 {
+			fmt.Fprintf(huge, "$%d\r\n%s\r\n", len(item), item)
+		}
+	}()
+	if got := readToEOF(t, hugeR); !strings.HasPrefix(got, "-ERR Protocol error: command over the limit of ") {
+		t.Fatalf("a command over the limit: %q", got)
+	}
+}

@@ -137,6 +137,7 @@ func (cn *conn) failed(err error) {
 		}
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 	}
+	cn.r.Release() // give the budget back before lingering
 	if reply == "" {
 		return
 	}
