@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -435,8 +436,9 @@ func TestRespStall(t *testing.T) {
 }
 
 // Exactly once: 4 redis-py processes add overlapping URLs under the
-// default key while `filter` works on the same state directory: every URL
-// is answered new exactly once across all of them (none lost, none twice).
+// default key while `filter` works on the same state directory, on a
+// machine kept busy: every URL is answered new exactly once across all of
+// them (none lost, none twice).
 func TestRespExactlyOnce(t *testing.T) {
 	needRESPClients(t)
 	_, dir, port := serveRESP(t)
@@ -458,6 +460,8 @@ func TestRespExactlyOnce(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	stop := loadMachine(t) // a busy machine must change nothing
+	defer stop()
 	outs := make([]strings.Builder, len(files))
 	errs := make([]error, len(files))
 	var wg sync.WaitGroup
@@ -465,8 +469,24 @@ func TestRespExactlyOnce(t *testing.T) {
 		var cmd *exec.Cmd
 		if p < 4 {
 			cmd = exec.CommandContext(ctx, pyRedis, "testdata/resp_client.py", "add", port, "urls", files[p])
-		} else {
-			cmd = exec.CommandContext(ctx, binary, "--dir", dir, "filter", files[p])
+		} else { // filter reads its URLs as they come, while the clients run
+			cmd = exec.CommandContext(ctx, binary, "--dir", dir, "filter")
+			in, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines, _ := os.ReadFile(files[p])
+			go func() {
+				defer in.Close()
+				for len(lines) > 0 {
+					i := bytes.IndexByte(lines[min(len(lines)-1, 40_000):], '\n') + min(len(lines)-1, 40_000) + 1
+					if _, err := in.Write(lines[:i]); err != nil {
+						return
+					}
+					lines = lines[i:]
+					time.Sleep(50 * time.Millisecond)
+				}
+			}()
 		}
 		cmd.Stdout = &outs[p]
 		var stderr strings.Builder
