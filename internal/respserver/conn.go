@@ -58,6 +58,7 @@ func (f *FrontEnd) newConn(c net.Conn) *conn {
 type deadlineReader struct {
 	cn    *conn
 	begun time.Time // when the command being read was first seen unfinished
+	set   time.Time // the read deadline last set
 }
 
 var errDraining = errors.New("respserver: draining")
@@ -75,10 +76,18 @@ func (d *deadlineReader) Read(p []byte) (int, error) {
 	default:
 		d.begun = time.Time{}
 		if o.IdleTimeout > 0 {
-			deadline = time.Now().Add(o.IdleTimeout)
+			now := time.Now()
+			if d.set.Sub(now) > o.IdleTimeout-o.IdleTimeout/16 {
+				deadline = d.set // set lately enough: a timer change a command saved
+				break
+			}
+			deadline = now.Add(o.IdleTimeout)
 		}
 	}
-	cn.c.SetReadDeadline(deadline)
+	if !deadline.Equal(d.set) {
+		d.set = deadline
+		cn.c.SetReadDeadline(deadline)
+	}
 	if cn.f.draining.Load() { // after the deadline: Drain's wake-up is not overwritten
 		return 0, errDraining
 	}
@@ -93,6 +102,7 @@ func (cn *conn) wake() { cn.c.SetReadDeadline(time.Now()) }
 func (cn *conn) serve() {
 	defer cn.c.Close()
 	defer cn.r.Release()
+	var writeBy time.Time // the write deadline set
 	for !cn.quit && !cn.f.draining.Load() {
 		cmds, err := cn.r.ReadCommands()
 		if err != nil {
@@ -102,7 +112,10 @@ func (cn *conn) serve() {
 		cn.in.begun = time.Time{} // a command left unfinished is a new one: its clock starts at the next read
 		start := time.Now()
 		cn.answer(context.Background(), cmds)
-		cn.c.SetWriteDeadline(time.Now().Add(cn.f.opts.CommandTimeout))
+		if now, t := time.Now(), cn.f.opts.CommandTimeout; writeBy.Sub(now) < t-t/16 {
+			writeBy = now.Add(t) // not at every burst: a timer change saved
+			cn.c.SetWriteDeadline(writeBy)
+		}
 		_, werr := cn.c.Write(cn.w.Bytes())
 		cn.observe(time.Since(start))
 		clear(cn.steps) // their arguments point into the reader's buffer, which may be dropped
