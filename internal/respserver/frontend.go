@@ -40,7 +40,8 @@ type Options struct {
 	// what one connection may hold of MaxInflightBytes.
 	MaxCommand int
 	// IdleTimeout closes a connection that starts no command for this
-	// long; zero: never.
+	// long (at least 15/16 of it: the deadline is moved only when a
+	// sixteenth has passed); zero: never.
 	IdleTimeout time.Duration
 	// CommandTimeout bounds the arrival of a command once it has begun,
 	// and the writing of a burst's replies; default 30 seconds.
