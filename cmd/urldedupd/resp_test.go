@@ -633,3 +633,39 @@ func TestRespLimits(t *testing.T) {
 		t.Fatalf("a command over the limit: %q", got)
 	}
 }
+
+// The flags from serve's config file; --resp-default-key names the key
+// signed as the CLI signs URLs: what BF.ADD adds under it, `check` finds,
+// and what it adds under another key, check does not.
+func TestRespConfigFile(t *testing.T) {
+	needRESPClients(t)
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "state")
+	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
+		t.Fatal(stderr)
+	}
+	port := freePort(t)
+	conf := filepath.Join(tmp, "serve.conf")
+	os.WriteFile(conf, []byte("resp-listen = 127.0.0.1:"+port+"\nresp-default-key = seen\nevents = /dev/null\n"), 0o644)
+	serve(t, dir, "--config", conf)
+	for i := 0; ; i++ {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+			c.Close()
+			break
+		}
+		if i == 200 {
+			t.Fatal("serve did not listen on resp-listen from its config file")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := redisCLI(t, port, nil, "BF.MADD", "seen", "http://cfg.example/a", "HTTP://CFG.EXAMPLE/a#x"); got != "1\n0" {
+		t.Fatalf("BF.MADD under the default key: %q", got)
+	}
+	if got := redisCLI(t, port, nil, "BF.ADD", "urls", "http://cfg.example/b"); got != "1" {
+		t.Fatalf("BF.ADD under another key: %q", got)
+	}
+	out, stderr, code := run(t, nil, "--dir", dir, "check", "http://cfg.example/a", "http://cfg.example/b")
+	if code != 0 || out != "dup\thttp://cfg.example/a\nnew\thttp://cfg.example/b\n" {
+		t.Fatalf("check: %d %q %s", code, out, stderr)
+	}
+}
