@@ -31,9 +31,13 @@ type conn struct {
 	quit  bool // QUIT: answer, then close
 }
 
-// Scratch kept between bursts only while this small.
+// Scratch kept between bursts only while this small. The steps (about
+// 90 bytes a command) are not charged to the budget: a burst holds at
+// most as many commands as the reader's charged slices (72 bytes a
+// command and more) let it.
 const (
 	keepItems = 16384
+	keepSteps = 4096
 	keepReply = 64 << 10
 )
 
@@ -122,6 +126,9 @@ func (cn *conn) serve() {
 		cn.w.Reset(keepReply)
 		if cap(cn.sigs) > keepItems {
 			cn.sigs, cn.seen = nil, nil
+		}
+		if cap(cn.steps) > keepSteps {
+			cn.steps = nil
 		}
 		if werr != nil {
 			return
