@@ -184,14 +184,27 @@ func (r *Reader) reset() error {
 		r.end = copy(nb, r.buf[r.begin:r.end])
 		r.shift(r.begin)
 		r.buf = nb
-		if cap(r.spans) > r.lim.Buffer/spanCost {
-			r.spans = append([]span(nil), r.spans...)
-			r.args, r.ends, r.cmds = nil, nil, nil
-		}
+		r.dropSlices()
 		return r.recharge()
 	}
 	r.compact()
+	if cap(r.spans) > keepSpans {
+		r.dropSlices()
+		return r.recharge()
+	}
 	return nil
+}
+
+// keepSpans is the most arguments whose slices the Reader keeps from one
+// burst to the next (a burst of many tiny inline commands makes more).
+const keepSpans = 4096
+
+// dropSlices lets slices grown for a big burst go.
+func (r *Reader) dropSlices() {
+	if cap(r.spans) > keepSpans || cap(r.spans) > r.lim.Buffer/spanCost {
+		r.spans = append([]span(nil), r.spans...)
+		r.args, r.ends, r.cmds = nil, nil, nil
+	}
 }
 
 // compact moves the command being read to the front of the buffer.

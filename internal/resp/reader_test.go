@@ -227,3 +227,24 @@ func TestReaderBudget(t *testing.T) {
 		t.Fatalf("after Release, %d bytes charged", small.used)
 	}
 }
+
+// A burst of many tiny commands grows the argument slices; they are let
+// go (and their charge given back) at the next call.
+func TestReaderTinyBurst(t *testing.T) {
+	lim := resp.Limits{Buffer: 16 << 10}
+	bg := &budget{limit: 1 << 30}
+	in := &stepReader{chunks: [][]byte{bytes.Repeat([]byte("a\n"), 8000)}}
+	r := resp.NewReader(in, &lim, bg)
+	cmds, err := r.ReadCommands()
+	if err != nil || len(cmds) != 8000 {
+		t.Fatalf("%d commands, %v", len(cmds), err)
+	}
+	grown := r.Held()
+	in.chunks = [][]byte{[]byte("PING\r\n")}
+	if cmds, err := r.ReadCommands(); err != nil || len(cmds) != 1 {
+		t.Fatalf("%d commands, %v", len(cmds), err)
+	}
+	if r.Held() > 20<<10 || r.Held() != bg.used {
+		t.Fatalf("held %d after a burst of 8000 commands (%d during it), charged %d", r.Held(), grown, bg.used)
+	}
+}
