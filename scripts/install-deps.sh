@@ -7,6 +7,11 @@ for pair in chmod:coreutils tshark:tshark editcap:tshark mergecap:tshark tcpdump
   cmd=${pair%%:*} pkg=${pair#*:}
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done
+# Python modules the tests import with Debian's python3 (the RESP tests).
+for pair in redis:python3-redis; do
+  mod=${pair%%:*} pkg=${pair#*:}
+  /usr/bin/python3 -c "import $mod" >/dev/null 2>&1 || need+=("$pkg")
+done
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   apt-get update -qq

@@ -14,6 +14,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/internal/api"
 	"github.com/urldedupd/urldedupd/internal/daemon"
+	"github.com/urldedupd/urldedupd/internal/respserver"
 	"github.com/urldedupd/urldedupd/internal/shardfile"
 	"github.com/urldedupd/urldedupd/internal/state"
 )
@@ -39,6 +40,9 @@ type serveOptions struct {
 	idleTimeout time.Duration
 	grace       time.Duration
 	maxConns    int
+	respListen  string
+	respSocket  string
+	respKey     string
 }
 
 func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
@@ -59,6 +63,9 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.headTimeout, "header-timeout", daemon.DefaultHeaderTimeout, "time for a client to send a request's head (beyond: connection closed)")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", daemon.DefaultIdleTimeout, "close a kept-alive API connection idle this long")
 	fs.IntVar(&o.maxConns, "max-conns", daemon.DefaultMaxConns, "API connections open at once, over the socket and --listen (beyond: new ones wait in the kernel's listen backlog)")
+	fs.StringVar(&o.respListen, "resp-listen", "", "also serve the Redis protocol (BF.ADD, BF.MADD, …) on this TCP address (loopback unless --allow-remote; AUTH with --token)")
+	fs.StringVar(&o.respSocket, "resp-socket", "", "also serve the Redis protocol on this Unix socket (mode --socket-mode)")
+	fs.StringVar(&o.respKey, "resp-default-key", respserver.DefaultKey, "the Redis-protocol key whose items are signed as filter, the sensor and the API sign URLs (other keys are namespaces of their own)")
 	fs.DurationVar(&o.grace, "shutdown-grace", daemon.DefaultShutdownTimeout, "on SIGTERM, time for API requests being decided to finish before connections are closed")
 	o.reassemblyFlags.AddFlags(fs)
 	fs.StringVar(&o.logFormat, "log-format", "auto", "log format on stderr: text, json, or auto (text on a terminal)")
@@ -79,7 +86,13 @@ func newServeCommand(g *globalOptions) *cobra.Command {
   - serve the API over HTTP/1.1 on a Unix socket (--socket, mode 0660) and
     optionally TCP (--listen): POST /v1/check (a batch, text lines or a JSON
     array; ?dry_run=1 only tests), GET /v1/check?url=U, GET /v1/stats,
-    GET /healthz, and Prometheus metrics on GET /metrics.
+    GET /healthz, and Prometheus metrics on GET /metrics;
+  - with --resp-listen or --resp-socket, serve the Redis protocol (RESP2 and
+    RESP3) for crawlers: BF.ADD key url (1 new, 0 seen), BF.MADD, BF.EXISTS,
+    BF.MEXISTS, BF.INFO, BF.CARD, PING, HELLO, AUTH --token, CLIENT, QUIT,
+    COMMAND; a pipelined burst is decided as one batch. Items of the key
+    --resp-default-key are signed as the API signs URLs; any other key is a
+    namespace of its own. Its limits and timeouts are the API's.
 On SIGINT/SIGTERM it stops the sources, answers 503 to requests still
 receiving their body, gives requests being decided --shutdown-grace to
 finish, closes the remaining connections, syncs the state and exits 0.
@@ -136,6 +149,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 		Capture: capOpts,
 		Socket:  o.socket, SocketMode: os.FileMode(o.socketMode),
 		Listen: o.listen, AllowRemote: o.allowRemote, Token: o.token,
+		RESPListen: o.respListen, RESPSocket: o.respSocket, RESP: respserver.Options{DefaultKey: o.respKey},
 		API:           api.Options{MaxBatch: o.maxBatch, MaxInflightBytes: o.maxInflight, BodyTimeout: o.bodyTimeout},
 		HeaderTimeout: o.headTimeout, IdleTimeout: o.idleTimeout, ShutdownTimeout: o.grace, MaxConns: o.maxConns,
 		Logger: log,
@@ -179,7 +193,10 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	}
 	d, err := daemon.New(st, cfg)
 	if err != nil {
-		if errors.Is(err, daemon.ErrSocketPathTaken) || errors.Is(err, daemon.ErrSocketInUse) {
+		switch {
+		case errors.Is(err, daemon.ErrRESP):
+			err = reworded(err, "--resp-listen/--resp-socket: %v", errors.Unwrap(err))
+		case errors.Is(err, daemon.ErrSocketPathTaken) || errors.Is(err, daemon.ErrSocketInUse):
 			err = fmt.Errorf("--socket: %w", err)
 		}
 		return errors.Join(err, cfg.Events.Discard())
@@ -198,15 +215,22 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 // configError words an error of daemon.Config.Check as the flags that
 // caused it.
 func configError(cfg *daemon.Config, err error) error {
+	flag, addr := "--listen", cfg.Listen
+	if errors.Is(err, daemon.ErrRESP) {
+		flag, addr = "--resp-listen", cfg.RESPListen
+		err = errors.Unwrap(err)
+	}
 	switch {
 	case errors.Is(err, daemon.ErrRemoteNeedsFlag):
-		return reworded(err, "--listen %s: listening on a non-loopback address needs --allow-remote", cfg.Listen)
+		return reworded(err, "%s %s: listening on a non-loopback address needs --allow-remote", flag, addr)
 	case errors.Is(err, daemon.ErrRemoteNeedsToken):
-		return reworded(err, "--listen %s: %v", cfg.Listen, daemon.ErrRemoteNeedsToken)
+		return reworded(err, "%s %s: %v", flag, addr, daemon.ErrRemoteNeedsToken)
+	case errors.Is(err, daemon.ErrSocketPathTooLong) && flag == "--resp-listen":
+		return fmt.Errorf("--resp-socket: %w", err)
 	case errors.Is(err, daemon.ErrSocketPathTooLong):
 		return fmt.Errorf("--socket: %w", err)
 	}
-	return reworded(err, "--listen %q: %v", cfg.Listen, errors.Unwrap(err))
+	return reworded(err, "%s %q: %v", flag, addr, errors.Unwrap(err))
 }
 
 // userError words an error of daemon.LookupUser or DropPrivileges, "daemon:

@@ -18,6 +18,7 @@ import (
 	"github.com/urldedupd/urldedupd/internal/api"
 	"github.com/urldedupd/urldedupd/internal/capture"
 	"github.com/urldedupd/urldedupd/internal/frontend"
+	"github.com/urldedupd/urldedupd/internal/respserver"
 	"github.com/urldedupd/urldedupd/internal/state"
 )
 
@@ -40,6 +41,16 @@ type Config struct {
 	AllowRemote bool
 	Token       string
 	API         api.Options
+	// RESPListen and RESPSocket are where the RESP front end listens (a
+	// TCP address, a Unix socket; "" for neither: no RESP front end). The
+	// socket takes SocketMode and SocketOwner; a non-loopback RESPListen
+	// needs AllowRemote and Token, as Listen does. RESP configures it
+	// (its key, its item limits); its Token, MaxConns, MaxInflightBytes,
+	// timeouts and Observe are set from this Config (Token, MaxConns,
+	// API.MaxInflightBytes, IdleTimeout, API.BodyTimeout, the metrics).
+	RESPListen string
+	RESPSocket string
+	RESP       respserver.Options
 	// HeaderTimeout bounds the reading of a request's head (zero: 10
 	// seconds); IdleTimeout closes a kept-alive connection that sends no
 	// next request (zero: 60 seconds). Bodies are bounded by
@@ -83,6 +94,9 @@ var (
 	// ErrSocketPathTooLong is returned for a socket path longer than a
 	// Unix socket address holds.
 	ErrSocketPathTooLong = fmt.Errorf("path longer than the %d bytes a Unix socket address holds", maxSocketPath)
+	// ErrRESP marks an error of the RESP front end's listeners
+	// (RESPListen, RESPSocket), beside the error itself.
+	ErrRESP = errors.New("resp")
 )
 
 // Daemon is a configured `serve`: its sockets are open, so privileges can
@@ -94,6 +108,8 @@ type Daemon struct {
 	sources   []*source
 	listeners []net.Listener
 	socket    os.FileInfo // the socket file as made, so that exit removes it and no other
+	resp      []net.Listener
+	respSock  os.FileInfo // the RESP socket file as made
 	metrics   *daemonMetrics
 	log       *slog.Logger
 	limits    []*frontend.ConnLimit // the front ends' connection limits
@@ -151,6 +167,21 @@ func (d *Daemon) open() error {
 		}
 		d.listeners = append(d.listeners, l)
 	}
+	if cfg.RESPSocket != "" {
+		l, err := listenUnix(cfg.RESPSocket, cfg.SocketMode, cfg.SocketOwner)
+		if err != nil {
+			return respError{err}
+		}
+		d.resp = append(d.resp, l)
+		d.respSock, _ = os.Lstat(cfg.RESPSocket)
+	}
+	if cfg.RESPListen != "" {
+		l, err := net.Listen("tcp", cfg.RESPListen)
+		if err != nil {
+			return respError{fmt.Errorf("daemon: listen %s: %w", cfg.RESPListen, err)}
+		}
+		d.resp = append(d.resp, l)
+	}
 	return nil
 }
 
@@ -167,6 +198,14 @@ func (c *Config) Check() error {
 	if len(c.Socket) > maxSocketPath {
 		return fmt.Errorf("daemon: socket %s: %w", c.Socket, ErrSocketPathTooLong)
 	}
+	if c.RESPListen != "" {
+		if err := frontend.CheckListen(c.RESPListen, c.AllowRemote, c.Token); err != nil {
+			return respError{err}
+		}
+	}
+	if len(c.RESPSocket) > maxSocketPath {
+		return respError{fmt.Errorf("daemon: socket %s: %w", c.RESPSocket, ErrSocketPathTooLong)}
+	}
 	return nil
 }
 
@@ -182,6 +221,9 @@ func (d *Daemon) Close() {
 		s.live.Close()
 	}
 	for _, l := range d.listeners {
+		l.Close()
+	}
+	for _, l := range d.resp {
 		l.Close()
 	}
 }
@@ -245,26 +287,72 @@ loop:
 	if d.afterSync != nil {
 		err = errors.Join(err, d.afterSync())
 	}
-	if d.cfg.Socket != "" {
-		// Closing the listener removed it, unless --user may not write
-		// its directory (New warned then). A socket at the path now may
-		// be another serve's, started since: only ours is removed.
-		if fi, e := os.Lstat(d.cfg.Socket); e == nil && sameSocket(fi, d.socket) {
-			if e := os.Remove(d.cfg.Socket); e != nil && !errors.Is(e, fs.ErrNotExist) {
-				d.log.Warn("socket not removed", "err", e)
-			}
+	d.removeSocket(d.cfg.Socket, d.socket)
+	d.removeSocket(d.cfg.RESPSocket, d.respSock)
+	return err
+}
+
+// respError is an error of the RESP front end's listeners: ErrRESP, and
+// the error itself (Unwrap).
+type respError struct{ err error }
+
+func (e respError) Error() string        { return "resp: " + e.err.Error() }
+func (e respError) Unwrap() error        { return e.err }
+func (e respError) Is(target error) bool { return target == ErrRESP }
+
+// removeSocket removes the socket made at path, if it is still there.
+// Closing the listener removed it, unless --user may not write its
+// directory (New warned then). A socket at the path now may be another
+// serve's, started since: only ours is removed.
+func (d *Daemon) removeSocket(path string, made os.FileInfo) {
+	if path == "" {
+		return
+	}
+	if fi, e := os.Lstat(path); e == nil && sameSocket(fi, made) {
+		if e := os.Remove(path); e != nil && !errors.Is(e, fs.ErrNotExist) {
+			d.log.Warn("socket not removed", "socket", path, "err", e)
 		}
 	}
-	return err
 }
 
 // frontEnds makes the daemon's front ends, each on the listeners New
 // opened for it. To add a front end: its package, its listeners in open,
 // and one line here.
 func (d *Daemon) frontEnds() []frontend.FrontEnd {
-	return []frontend.FrontEnd{
-		d.apiFrontEnd(),
+	fes := []frontend.FrontEnd{d.apiFrontEnd()}
+	if len(d.resp) > 0 {
+		fes = append(fes, d.respFrontEnd())
 	}
+	return fes
+}
+
+// respFrontEnd is the RESP server, with the API's token, limits and
+// timeouts (a connection limit and an in-flight budget of its own, of the
+// same sizes), its metrics urldedupd_resp_*.
+func (d *Daemon) respFrontEnd() *respserver.FrontEnd {
+	opts := d.cfg.RESP
+	opts.Token = d.cfg.Token
+	opts.MaxConns = d.cfg.MaxConns
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.MaxInflightBytes <= 0 {
+		opts.MaxInflightBytes = d.cfg.API.MaxInflightBytes
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = orDefault(d.cfg.IdleTimeout, DefaultIdleTimeout)
+	}
+	if opts.CommandTimeout <= 0 {
+		opts.CommandTimeout = d.cfg.API.BodyTimeout
+	}
+	limit := frontend.NewConnLimit(opts.MaxConns)
+	var m *frontend.Metrics // made once the budget is: before any connection
+	opts.Observe = func(op, status string, dur time.Duration, nNew, nDup int) { m.Observe(op, status, dur, nNew, nDup) }
+	fe := respserver.New(d.state, &opts, &respserver.Config{Listeners: d.resp, Limit: limit, Logger: d.log})
+	m = frontend.NewMetrics("resp", "RESP", "command", "status", limit, fe.Budget())
+	m.Register(d.metrics.reg)
+	d.limits = append(d.limits, limit)
+	return fe
 }
 
 // apiFrontEnd is the HTTP API, with the metrics at /metrics.
