@@ -116,7 +116,8 @@ func TestRespRedisCli(t *testing.T) {
 		{[]string{"SELECT", "0"}, "OK"},
 		{[]string{"SELECT", "1"}, "ERR DB index is out of range"},
 		{[]string{"CLIENT", "SETNAME", "bad name"}, "ERR Client names cannot contain spaces, newlines or special characters."},
-		{[]string{"COMMAND", "COUNT"}, "14"},
+		{[]string{"COMMAND", "COUNT"}, "15"},
+		{[]string{"BF.FORGET", "urls", "http://cli.example/a"}, "ERR state: state: " + dirOf(cmd) + ": cannot forget a URL: layout bitmap keeps a URL in bits other URLs share, so clearing them would forget those URLs too (only keyed and keyed-window states can forget)"},
 		{[]string{"COMMAND", "INFO", "bf.madd", "get"}, "bf.madd\n-3\nwrite\ndenyoom\nfast\n1\n1\n1"},
 		{[]string{"AUTH", "x"}, "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"},
 		{[]string{"NOPE", "x"}, "ERR unknown command 'NOPE'"},
@@ -668,4 +669,51 @@ func TestRespConfigFile(t *testing.T) {
 	if code != 0 || out != "dup\thttp://cfg.example/a\nnew\thttp://cfg.example/b\n" {
 		t.Fatalf("check: %d %q %s", code, out, stderr)
 	}
+}
+
+// dirOf is the state directory of a serve started by serveRESP.
+func dirOf(cmd *exec.Cmd) string {
+	for i, a := range cmd.Args {
+		if a == "--dir" && i+1 < len(cmd.Args) {
+			return cmd.Args[i+1]
+		}
+	}
+	return "?"
+}
+
+// BF.FORGET on a keyed-window state: the forgotten URL is new again at
+// the next BF.ADD, its neighbour under the same key stays a duplicate,
+// and an absent one answers 0.
+func TestRespForget(t *testing.T) {
+	needRESPClients(t)
+	dir := filepath.Join(t.TempDir(), "state")
+	if _, stderr, code := run(t, nil, "--dir", dir, "init", "--layout", "keyed", "--window", "30d"); code != 0 {
+		t.Fatal(stderr)
+	}
+	port := freePort(t)
+	cmd, _ := serve(t, dir, "--events", os.DevNull, "--resp-listen", "127.0.0.1:"+port)
+	for i := 0; ; i++ {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+			c.Close()
+			break
+		}
+		if i == 200 {
+			t.Fatal("serve did not listen on --resp-listen")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"BF.MADD", "crawl", "http://f.example/a", "http://f.example/b"}, "1\n1"},
+		{[]string{"BF.FORGET", "crawl", "http://f.example/a", "http://f.example/zz"}, "1\n0"},
+		{[]string{"BF.MADD", "crawl", "http://f.example/a", "http://f.example/b"}, "1\n0"},
+		{[]string{"BF.FORGET", "urls", "http://f.example/b"}, "0"}, // another key, another item
+	} {
+		if got := redisCLI(t, port, nil, tt.args...); got != tt.want {
+			t.Errorf("%q: %q, want %q", tt.args, got, tt.want)
+		}
+	}
+	stopServe(t, cmd)
 }

@@ -28,6 +28,7 @@ const (
 	opSelect
 	opQuit
 	opCommand
+	opBFForget
 	nOps
 )
 
@@ -56,6 +57,7 @@ var commands = [nOps]command{
 	opSelect:    {"SELECT", 2, []string{"loading", "stale", "fast"}, 0},
 	opQuit:      {"QUIT", -1, []string{"noscript", "loading", "stale", "fast", "no_auth"}, 0},
 	opCommand:   {"COMMAND", -1, []string{"loading", "stale"}, 0},
+	opBFForget:  {"BF.FORGET", -3, []string{"write", "fast"}, 1},
 }
 
 var byName = func() map[string]op {
@@ -91,7 +93,18 @@ type step struct {
 	first int    // its items' signatures: sigs[first:first+n]
 	n     int
 	dry   bool // BF.EXISTS, BF.MEXISTS
+	kind  kind // how its items are decided: added, dry run, forgotten
 }
+
+// kind is how a BF command's items go to the state; a run of consecutive
+// commands of one kind is one batch.
+type kind uint8
+
+const (
+	kindAdd kind = iota
+	kindDry
+	kindForget
+)
 
 // answer plans, decides and answers a burst of commands into cn.w, in
 // order.
@@ -131,7 +144,7 @@ func (cn *conn) plan(s *step) {
 		return
 	}
 	switch s.op {
-	case opBFAdd, opBFMAdd, opBFExists, opBFMExists:
+	case opBFAdd, opBFMAdd, opBFExists, opBFMExists, opBFForget:
 		cn.planItems(s)
 	case opBFInfo:
 		if len(s.args) > 3 {
@@ -174,6 +187,12 @@ func (cn *conn) plan(s *step) {
 func (cn *conn) planItems(s *step) {
 	key, items := s.args[1], s.args[2:]
 	s.dry = s.op == opBFExists || s.op == opBFMExists
+	switch {
+	case s.dry:
+		s.kind = kindDry
+	case s.op == opBFForget:
+		s.kind = kindForget
+	}
 	if s.err = checkKey(key); s.err != "" {
 		return
 	}
@@ -181,7 +200,7 @@ func (cn *conn) planItems(s *step) {
 		s.err = fmt.Sprintf("ERR %d items, over the limit of %d a command", len(items), cn.f.opts.MaxItems)
 		return
 	}
-	multi := s.op == opBFMAdd || s.op == opBFMExists
+	multi := s.op == opBFMAdd || s.op == opBFMExists || s.op == opBFForget
 	for i, it := range items {
 		if !multi {
 			i = -1
@@ -212,7 +231,7 @@ func (cn *conn) decide(ctx context.Context) {
 		if s.n == 0 {
 			continue
 		}
-		if lo >= 0 && s.dry != cn.steps[lo].dry {
+		if lo >= 0 && s.kind != cn.steps[lo].kind {
 			cn.run(ctx, lo, i)
 			lo = -1
 		}
@@ -228,7 +247,7 @@ func (cn *conn) decide(ctx context.Context) {
 // run decides the signatures of steps[lo:hi] as one batch; when the state
 // cannot, each of those steps fails.
 func (cn *conn) run(ctx context.Context, lo, hi int) {
-	from, to, dry := cn.steps[lo].first, len(cn.sigs), cn.steps[lo].dry
+	from, to, dry, k := cn.steps[lo].first, len(cn.sigs), cn.steps[lo].dry, cn.steps[lo].kind
 	for i := hi; i < len(cn.steps); i++ {
 		if cn.steps[i].n > 0 {
 			to = cn.steps[i].first
@@ -237,7 +256,13 @@ func (cn *conn) run(ctx context.Context, lo, hi int) {
 	}
 	for i := from; i < to; i += chunk {
 		end := min(i+chunk, to)
-		if err := cn.f.st.Decide(ctx, cn.sigs[i:end], cn.seen[i:end], dry); err != nil {
+		var err error
+		if k == kindForget {
+			err = cn.f.st.Forget(ctx, cn.sigs[i:end], cn.seen[i:end]) // seen: was held
+		} else {
+			err = cn.f.st.Decide(ctx, cn.sigs[i:end], cn.seen[i:end], dry)
+		}
+		if err != nil {
 			msg := "ERR state: " + err.Error()
 			for j := lo; j < hi; j++ {
 				if cn.steps[j].n > 0 {
@@ -262,6 +287,11 @@ func (cn *conn) reply(s *step) {
 		w.Int(b2i(!cn.seen[s.first]))
 	case opBFExists:
 		w.Int(b2i(cn.seen[s.first]))
+	case opBFForget:
+		w.Array(s.n)
+		for _, was := range cn.seen[s.first : s.first+s.n] {
+			w.Int(b2i(was))
+		}
 	case opBFMAdd, opBFMExists:
 		w.Array(s.n)
 		for _, seen := range cn.seen[s.first : s.first+s.n] {
@@ -299,7 +329,7 @@ func (cn *conn) observe(d time.Duration) {
 		status, nNew, nDup := "ok", 0, 0
 		if s.err != "" {
 			status, _, _ = strings.Cut(s.err, " ")
-		} else {
+		} else if s.kind != kindForget { // forgetting finds nothing new or seen
 			for _, seen := range cn.seen[s.first : s.first+s.n] {
 				nDup += int(b2i(seen))
 			}

@@ -20,6 +20,9 @@
 //	                         map in RESP3; one field (CAPACITY, SIZE,
 //	                         FILTERS, ITEMS, EXPANSION) as an array of one
 //	BF.CARD key              Number of items inserted (0 for no estimate)
+//	BF.FORGET key item…      an array of :1 forgotten (it was held; it is new
+//	                         at its next BF.ADD), :0 absent; the keyed layouts
+//	                         only (an error naming the reason on the others)
 //	PING [msg], ECHO msg, SELECT 0, QUIT
 //	HELLO [2|3] [AUTH user token] [SETNAME name]
 //	AUTH [user] token        the user name is not looked at
