@@ -157,3 +157,18 @@ var (
 	_ layout.Exclusiver = (*local)(nil)
 	_ layout.Clocked    = bitmapWindow{}
 )
+
+// Help is the windowed bitmap's paragraph in init's help (layout.Words).
+func (bitmapWindow) Help() string {
+	return `  bitmap-window (--layout bitmap --window D)
+          the patent's bitmap with time: a ring of G+1 bitmaps a shard,
+          one a generation, the one leaving the window cleared when the
+          next generation starts; (G+1) x 512 MiB, n/2^32 false
+          duplicates for n URLs in the window; it cannot forget one URL.
+`
+}
+
+// Parameters: the window is said by init and stats themselves.
+func (bitmapWindow) Parameters(format.Meta) string { return "" }
+
+var _ layout.Words = bitmapWindow{}

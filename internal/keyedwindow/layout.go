@@ -249,3 +249,21 @@ var (
 	_ layout.Exclusiver = (*local)(nil)
 	_ layout.Clocked    = keyedWindow{}
 )
+
+// Help is the windowed keyed layout's paragraph in init's help
+// (layout.Words).
+func (keyedWindow) Help() string {
+	return `  keyed-window (--layout keyed --window D)
+          keyed's table with time: each slot a 26-bit fingerprint and a
+          6-bit generation tag, so a URL is a duplicate only while seen
+          within the window (first-seen or last-seen). Expired and
+          forgotten slots are reused in place; one lock a batch (a lock
+          file) keeps it exactly once. About 64x keyed's false duplicates
+          (8.9e-9 at 10M URLs in 2 GiB); forget works.
+`
+}
+
+// Parameters: the window is said by init and stats themselves.
+func (keyedWindow) Parameters(format.Meta) string { return "" }
+
+var _ layout.Words = keyedWindow{}
