@@ -55,8 +55,14 @@ func freePort(t *testing.T) string {
 // loopback port, and returns the process and the port.
 func serveRESP(t *testing.T, extra ...string) (*exec.Cmd, string, string) {
 	t.Helper()
+	return serveRESPOn(t, nil, extra...)
+}
+
+// serveRESPOn is serveRESP on a state made by init with initArgs.
+func serveRESPOn(t *testing.T, initArgs []string, extra ...string) (*exec.Cmd, string, string) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "state")
-	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
+	if _, stderr, code := run(t, nil, append([]string{"--dir", dir, "init"}, initArgs...)...); code != 0 {
 		t.Fatal(stderr)
 	}
 	port := freePort(t)
@@ -686,22 +692,7 @@ func dirOf(cmd *exec.Cmd) string {
 // and an absent one answers 0.
 func TestRespForget(t *testing.T) {
 	needRESPClients(t)
-	dir := filepath.Join(t.TempDir(), "state")
-	if _, stderr, code := run(t, nil, "--dir", dir, "init", "--layout", "keyed", "--window", "30d"); code != 0 {
-		t.Fatal(stderr)
-	}
-	port := freePort(t)
-	cmd, _ := serve(t, dir, "--events", os.DevNull, "--resp-listen", "127.0.0.1:"+port)
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
-			c.Close()
-			break
-		}
-		if i == 200 {
-			t.Fatal("serve did not listen on --resp-listen")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	cmd, _, port := serveRESPOn(t, []string{"--layout", "keyed", "--window", "30d"})
 	for _, tt := range []struct {
 		args []string
 		want string

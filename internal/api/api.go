@@ -232,21 +232,11 @@ func isText(ct string) bool {
 }
 
 func (s *Server) checkBatch(w http.ResponseWriter, r *http.Request) (int, int, int) {
-	ct := r.Header.Get("Content-Type")
-	isJSON := wantsJSON(ct)
-	if ct != "" && !isJSON && !isText(ct) {
-		return fail(w, http.StatusUnsupportedMediaType, "content type %q: send text/plain (one URL a line) or application/json (an array of strings)", ct), 0, 0
-	}
 	b := s.pool.get()
 	defer s.pool.put(b)
 	defer s.discharge(b)
-	if code := s.readBody(w, r, b); code != 0 {
-		return code, 0, 0
-	}
-	if !utf8.Valid(b.body) {
-		return fail(w, http.StatusBadRequest, "body is not UTF-8"), 0, 0
-	}
-	if code := s.parseBatch(w, b, isJSON); code != 0 {
+	isJSON, code := s.readBatch(w, r, b)
+	if code != 0 {
 		return code, 0, 0
 	}
 	nNew, nDup, err := s.decide(r.Context(), b, dryRun(r))
@@ -255,6 +245,25 @@ func (s *Server) checkBatch(w http.ResponseWriter, r *http.Request) (int, int, i
 	}
 	s.writeVerdicts(w, b, isJSON, nNew, nDup)
 	return http.StatusOK, nNew, nDup
+}
+
+// readBatch reads a POSTed batch into b.urls: text (one URL a line) or
+// JSON (an array of strings) by its content type, the body and the URLs
+// charged to the budget (the caller discharges b). On a bad batch it
+// writes the error and returns its code.
+func (s *Server) readBatch(w http.ResponseWriter, r *http.Request, b *batch) (isJSON bool, code int) {
+	ct := r.Header.Get("Content-Type")
+	isJSON = wantsJSON(ct)
+	if ct != "" && !isJSON && !isText(ct) {
+		return isJSON, fail(w, http.StatusUnsupportedMediaType, "content type %q: send text/plain (one URL a line) or application/json (an array of strings)", ct)
+	}
+	if code := s.readBody(w, r, b); code != 0 {
+		return isJSON, code
+	}
+	if !utf8.Valid(b.body) {
+		return isJSON, fail(w, http.StatusBadRequest, "body is not UTF-8")
+	}
+	return isJSON, s.parseBatch(w, b, isJSON)
 }
 
 // parseBatch splits the body into b.urls, in place, and charges the

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
@@ -26,21 +25,11 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) (int, int, int) 
 	if err := s.b.Forget(r.Context(), nil, nil); errors.Is(err, state.ErrNoForget) {
 		return fail(w, http.StatusConflict, "%v", err), 0, 0
 	}
-	ct := r.Header.Get("Content-Type")
-	isJSON := wantsJSON(ct)
-	if ct != "" && !isJSON && !isText(ct) {
-		return fail(w, http.StatusUnsupportedMediaType, "content type %q: send text/plain (one URL a line) or application/json (an array of strings)", ct), 0, 0
-	}
 	b := s.pool.get()
 	defer s.pool.put(b)
 	defer s.discharge(b)
-	if code := s.readBody(w, r, b); code != 0 {
-		return code, 0, 0
-	}
-	if !utf8.Valid(b.body) {
-		return fail(w, http.StatusBadRequest, "body is not UTF-8"), 0, 0
-	}
-	if code := s.parseBatch(w, b, isJSON); code != 0 {
+	isJSON, code := s.readBatch(w, r, b)
+	if code != 0 {
 		return code, 0, 0
 	}
 	n, err := s.forgetBatch(r.Context(), b)
