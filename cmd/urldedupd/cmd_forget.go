@@ -114,4 +114,3 @@ func (f *forgetter) flush(ctx context.Context) error {
 	f.urls, f.sigs = f.urls[:0], f.sigs[:0]
 	return nil
 }
-
