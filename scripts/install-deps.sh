@@ -9,7 +9,7 @@ for pair in chmod:coreutils tshark:tshark editcap:tshark mergecap:tshark tcpdump
 done
 # Python modules the tests import with Debian's python3 (the RESP tests,
 # clients/python and the crawl).
-for pair in redis:python3-redis scrapy:python3-scrapy; do
+for pair in redis:python3-redis scrapy:python3-scrapy pip:python3-pip; do
   mod=${pair%%:*} pkg=${pair#*:}
   /usr/bin/python3 -c "import $mod" >/dev/null 2>&1 || need+=("$pkg")
 done
