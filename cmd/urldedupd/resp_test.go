@@ -209,7 +209,7 @@ func TestRespRedisPy(t *testing.T) {
 			"ping": true, "echo": "hello", "add": []any{1.0, 0.0, 1.0}, "madd": []any{1.0, 0.0, 0.0, 1.0},
 			"exists": []any{1.0, 0.0}, "mexists": []any{1.0, 0.0},
 			"info": map[string]any{"capacity": 0.0, "size": 536870912.0, "filters": 1.0, "items": 4.0, "expansion": 0.0},
-			"card": 4.0, "client_name": "resp-test", "client_id": true, "select": true, "command_count": 14.0,
+			"card": 4.0, "client_name": "resp-test", "client_id": true, "select": true, "command_count": 15.0,
 			"unknown": "unknown command 'FLUSHALL'", "empty": "the item is empty", "pipeline": pipeline,
 			"resp3": "%7\r\n$6\r\nserver\r\n$9\r\nurldedupd\r\n$7\r\nversion\r\n$5\r\n7.0.0\r\n$5\r\nproto\r\n:3\r\n" +
 				"$2\r\nid\r\n:N\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n" +
