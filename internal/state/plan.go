@@ -72,8 +72,11 @@ func (i Init) Meta(now time.Time) (format.Meta, error) {
 		switch i.Spec.Layout {
 		case format.KeyedWindow: // the size of the buckets
 			m.Sizes.ShardBytes += format.WindowHeaderBytes
-		case format.BitmapWindow: // one size: the layout's plan says so if it is not this one
-			m.Sizes.ShardBytes = format.RingShardBytes(m.Window.Generations)
+		case format.BitmapWindow: // one size, (G+1) bitmaps a shard
+			if want := format.RingShardBytes(m.Window.Generations); m.Sizes.ShardBytes != want {
+				return m, fmt.Errorf("%w: a bitmap window of %d generations is %d bytes, not %d", ErrPlan,
+					m.Window.Generations, want*format.Shards, i.Size)
+			}
 		}
 		if err := i.Spec.Layout.CheckSizes(m.Sizes); err != nil {
 			return m, fmt.Errorf("%w: %d bytes: %w", ErrPlan, i.Size, err)
