@@ -391,7 +391,8 @@ func TestWindowRedis(t *testing.T) {
 // TestForgetRedis: forget on keyed and keyed-window states in a real
 // redis-server (the keyed script's forget mode and the windowed script's)
 // makes the forgotten URLs new and leaves their 10,000 neighbours
-// duplicates; on a bitmap in Redis it is refused, exit 2.
+// duplicates, with a local cache in front too; on a bitmap in Redis it is
+// refused, exit 2.
 func TestForgetRedis(t *testing.T) {
 	urls := windowURLs("r", 10_000)
 	var forget []string
@@ -403,9 +404,13 @@ func TestForgetRedis(t *testing.T) {
 		isForgotten[u] = true
 	}
 	addr := redistest.Server(t)
-	for i, init := range [][]string{{"--layout", "keyed"}, {"--layout", "keyed", "--window", "30d"}, {"--layout", "bitmap"}} {
+	for i, init := range [][]string{{"--layout", "keyed"}, {"--layout", "keyed", "--window", "30d"}, {"--layout", "bitmap"}, {"--layout", "keyed", "cache"}} {
 		t.Run(strings.Join(init, " "), func(t *testing.T) {
 			state := []string{"--backend", addr, "--redis-prefix", fmt.Sprint("forget", i)}
+			if init[len(init)-1] == "cache" { // a local cache in front: it must forget too
+				init = init[:len(init)-1]
+				state = append(state, "--local-cache", filepath.Join(t.TempDir(), "cache"))
+			}
 			if _, stderr, code := run(t, nil, append(append(state[:len(state):len(state)], "init"), init...)...); code != 0 {
 				t.Fatalf("init: %s", stderr)
 			}

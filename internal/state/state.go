@@ -246,7 +246,7 @@ var ErrNoForget = errors.New("cannot forget a URL")
 // Forget makes each URL of sigs new at its next sighting, touching no
 // other URL, and reports in was which were held. Only the keyed layouts
 // can; the others return an error wrapping ErrNoForget before changing
-// anything.
+// anything. A state in Redis with a local cache forgets in both.
 func (s *State) Forget(ctx context.Context, sigs []signature.Signature, was []bool) error {
 	var f layout.Forgetter
 	switch {
@@ -259,7 +259,18 @@ func (s *State) Forget(ctx context.Context, sigs []signature.Signature, was []bo
 		return fmt.Errorf("state: %s: %w: layout %s keeps a URL in bits other URLs share, so clearing them would forget those URLs too (only keyed and keyed-window states can forget)",
 			s, ErrNoForget, s.meta.Spec.Layout.Name())
 	}
-	return f.Forget(ctx, sigs, was)
+	if err := f.Forget(ctx, sigs, was); err != nil {
+		return err
+	}
+	if s.redis != nil && s.local != nil { // a local cache would still answer duplicate
+		if lf, ok := s.local.(layout.Forgetter); ok {
+			cached := make([]bool, len(sigs))
+			if err := lf.Forget(ctx, sigs, cached); err != nil {
+				return fmt.Errorf("state: local cache %s: %w", s.dir.Path(), err)
+			}
+		}
+	}
+	return nil
 }
 
 // InFlight is 0 for a directory, which answers at once, and the batches to
