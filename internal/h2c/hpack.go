@@ -221,29 +221,48 @@ func readInt(b []byte, n uint) (uint64, []byte, error) {
 // readString reads a string literal (RFC 7541 §5.2): the block's bytes,
 // or, Huffman-coded, their decoding in s.
 func readString(b []byte, s *sink) ([]byte, []byte, error) {
-	if len(b) == 0 {
-		return nil, nil, errTruncated
-	}
-	huff := b[0]&0x80 != 0
-	n, b, err := readInt(b, 7)
+	str, huff, b, err := readRaw(b)
 	if err != nil {
 		return nil, nil, err
 	}
+	if str, err = decodeString(str, huff, s); err != nil {
+		return nil, nil, err
+	}
+	return str, b, nil
+}
+
+// readRaw reads a string literal's length and bytes, not decoded, as
+// hpack does first for both strings of a field (a length over the cap is
+// found before a bad Huffman code in the name).
+func readRaw(b []byte) (str []byte, huff bool, rest []byte, err error) {
+	if len(b) == 0 {
+		return nil, false, nil, errTruncated
+	}
+	huff = b[0]&0x80 != 0
+	n, b, err := readInt(b, 7)
+	if err != nil {
+		return nil, false, nil, err
+	}
 	if n > MaxHeaderBlock {
-		return nil, nil, errFieldLength
+		return nil, false, nil, errFieldLength
 	}
 	if uint64(len(b)) < n {
-		return nil, nil, errTruncated
+		return nil, false, nil, errTruncated
 	}
-	str, b := b[:n], b[n:]
+	return b[:n], huff, b[n:], nil
+}
+
+// decodeString is str as the field holds it: itself, or its Huffman
+// decoding in s.
+func decodeString(str []byte, huff bool, s *sink) ([]byte, error) {
 	if !huff {
-		return str, b, nil
+		return str, nil
 	}
 	s.b = s.b[:0]
 	if _, err := hpack.HuffmanDecode(s, str); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return s.b, b, nil
+	return s.b, nil
 }
 
 // decodeBlock decodes a whole header block, updating the dynamic table
@@ -290,8 +309,21 @@ func (d *Decoder) decodeBlock(b []byte, keep bool) error {
 				return err
 			}
 		} else {
-			if idx == 0 {
-				name, b, err = readString(b, &d.name)
+			if idx == 0 { // both strings read before either is decoded, as hpack does
+				var rawName, rawValue []byte
+				var nameHuff, valueHuff bool
+				if rawName, nameHuff, b, err = readRaw(b); err != nil {
+					return err
+				}
+				if rawValue, valueHuff, b, err = readRaw(b); err != nil {
+					return err
+				}
+				if name, err = decodeString(rawName, nameHuff, &d.name); err != nil {
+					return err
+				}
+				if value, err = decodeString(rawValue, valueHuff, &d.val); err != nil {
+					return err
+				}
 			} else {
 				name, _, err = d.indexed(int(idx))
 				if err == nil && prefix == 6 && idx > uint64(len(staticTable)) {
@@ -305,8 +337,10 @@ func (d *Decoder) decodeBlock(b []byte, keep bool) error {
 			if err != nil {
 				return err
 			}
-			if value, b, err = readString(b, &d.val); err != nil {
-				return err
+			if idx != 0 {
+				if value, b, err = readString(b, &d.val); err != nil {
+					return err
+				}
 			}
 			if prefix == 6 {
 				if err := t.add(d, name, value); err != nil {
