@@ -331,6 +331,18 @@ func (s *Server) parseBatch(w http.ResponseWriter, b *batch, isJSON bool) int {
 
 // decide signs and decides b.urls into b.seen.
 func (s *Server) decide(ctx context.Context, b *batch, dry bool) (nNew, nDup int, err error) {
+	nDup, err = s.apply(ctx, b, func(ctx context.Context, sigs []signature.Signature, seen []bool) error {
+		return s.b.Decide(ctx, sigs, seen, dry)
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return len(b.urls) - nDup, nDup, nil
+}
+
+// apply signs b.urls and runs op on them in chunks, op setting b.seen;
+// it returns how many are set (seen, or held for a forget).
+func (s *Server) apply(ctx context.Context, b *batch, op func(context.Context, []signature.Signature, []bool) error) (int, error) {
 	n := len(b.urls)
 	if cap(b.sigs) < n {
 		b.sigs, b.seen = make([]signature.Signature, n), make([]bool, n)
@@ -341,16 +353,17 @@ func (s *Server) decide(ctx context.Context, b *batch, dry bool) (nNew, nDup int
 	}
 	for i := 0; i < n; i += chunk {
 		end := min(i+chunk, n)
-		if err := s.b.Decide(ctx, b.sigs[i:end], b.seen[i:end], dry); err != nil {
-			return 0, 0, err
+		if err := op(ctx, b.sigs[i:end], b.seen[i:end]); err != nil {
+			return 0, err
 		}
 	}
-	for _, seen := range b.seen {
-		if !seen {
-			nNew++
+	set := 0
+	for _, v := range b.seen {
+		if v {
+			set++
 		}
 	}
-	return nNew, n - nNew, nil
+	return set, nil
 }
 
 func (s *Server) writeVerdicts(w http.ResponseWriter, b *batch, isJSON bool, nNew, nDup int) {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
 )
 
@@ -71,25 +70,5 @@ func verdictForgotten(was bool, yes, no string) string {
 // forgetBatch forgets b's URLs, b.seen[i] telling whether each was held,
 // and returns how many were.
 func (s *Server) forgetBatch(ctx context.Context, b *batch) (int, error) {
-	n := len(b.urls)
-	if cap(b.sigs) < n {
-		b.sigs, b.seen = make([]signature.Signature, n), make([]bool, n)
-	}
-	b.sigs, b.seen = b.sigs[:n], b.seen[:n]
-	for i, u := range b.urls {
-		b.sigs[i], _ = b.signer.Sign(u)
-	}
-	for i := 0; i < n; i += chunk {
-		end := min(i+chunk, n)
-		if err := s.b.Forget(ctx, b.sigs[i:end], b.seen[i:end]); err != nil {
-			return 0, err
-		}
-	}
-	held := 0
-	for _, was := range b.seen {
-		if was {
-			held++
-		}
-	}
-	return held, nil
+	return s.apply(ctx, b, s.b.Forget)
 }
