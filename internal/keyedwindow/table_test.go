@@ -28,19 +28,57 @@ type decision struct {
 	res window.Result
 }
 
-// Four processes (tables of their own over one memory and one lock) decide
-// overlapping inputs while the clock crosses 5 generation boundaries (and
-// one pause of 70 generations); under each policy every URL is new exactly
-// when the policy says, counted both ways: a URL answered new twice within
-// a window, and a URL answered duplicate with no sighting in the window
-// before it (lost).
+// Four deciders (tables of their own over one memory) decide overlapping
+// inputs while the clock crosses 5 generation boundaries (and one pause of
+// 70 generations); under each policy every URL is new exactly when the
+// policy says, counted both ways: a URL answered new twice within a
+// window, and a URL answered duplicate with no sighting in the window
+// before it (lost). The deciders share one lock in memory; or one lock
+// file opened once, as the goroutines of one process do (serve's
+// connections); or a lock file opened by each, as processes do.
 func TestExactlyOncePerWindow(t *testing.T) {
-	for _, pol := range []window.Policy{window.FirstSeen, window.LastSeen} {
-		t.Run(pol.String(), func(t *testing.T) {
+	lockers := []struct {
+		name string
+		new  func(t *testing.T) func() window.Locker
+	}{
+		{"memory", func(*testing.T) func() window.Locker {
+			l := new(window.MemoryLocker)
+			return func() window.Locker { return l }
+		}},
+		{"one-file-open", func(t *testing.T) func() window.Locker {
+			l := openLocker(t, t.TempDir()+"/lock")
+			return func() window.Locker { return l }
+		}},
+		{"file-open-each", func(t *testing.T) func() window.Locker {
+			path := t.TempDir() + "/lock"
+			return func() window.Locker { return openLocker(t, path) }
+		}},
+	}
+	for _, lk := range lockers {
+		for _, pol := range []window.Policy{window.FirstSeen, window.LastSeen} {
+			t.Run(lk.name+"/"+pol.String(), func(t *testing.T) {
+				exactlyOncePerWindow(t, pol, lk.new(t))
+			})
+		}
+	}
+}
+
+func openLocker(t *testing.T, path string) *window.FileLocker {
+	l, err := window.OpenFileLocker(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func exactlyOncePerWindow(t *testing.T, pol window.Policy, locker func() window.Locker) {
+	{
+		{
 			const G = 3
 			spec := window.Spec{Epoch: epoch, Window: 3 * time.Second, Generations: G, Policy: pol}
 			area := int64(keyed.MinTableShardBytes * 8)
-			mem, lock := keyedwindow.MemoryShards(area), new(window.MemoryLocker)
+			mem := keyedwindow.MemoryShards(area)
 			var clk clock
 			geo, _ := keyed.NewGeometry(area)
 			const urls = 3000
@@ -55,7 +93,7 @@ func TestExactlyOncePerWindow(t *testing.T) {
 			var done atomic.Int64
 			var wg sync.WaitGroup
 			for p := range procs {
-				tab, err := keyedwindow.NewTable(spec, mem, lock, keyedwindow.Options{Clock: clk.now})
+				tab, err := keyedwindow.NewTable(spec, mem, locker(), keyedwindow.Options{Clock: clk.now})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -123,7 +161,7 @@ func TestExactlyOncePerWindow(t *testing.T) {
 			if len(gensSeen) < 4 {
 				t.Fatalf("decisions in %d generations: the test did not cross boundaries", len(gensSeen))
 			}
-		})
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package window
 import (
 	"fmt"
 	"os"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -11,8 +12,14 @@ import (
 // (OFD) lock on the first byte of a lock file, exclusive between every
 // open of the file, in this process or another, and released by the
 // kernel when the process dies, so a process killed holding it blocks no
-// one.
-type FileLocker struct{ f *os.File }
+// one. An OFD lock belongs to the open file, not to a goroutine: taking it
+// again through the same open succeeds at once. So a mutex serialises the
+// goroutines that share one FileLocker (serve's connections, the API's
+// requests) before they take the file's lock.
+type FileLocker struct {
+	mu sync.Mutex
+	f  *os.File
+}
 
 // LockFileBytes is the size of a lock file.
 const LockFileBytes = 1
@@ -36,7 +43,7 @@ func OpenFileLocker(path string, create bool) (*FileLocker, error) {
 		f.Close()
 		return nil, fmt.Errorf("window: lock file: %w", err)
 	}
-	return &FileLocker{f}, nil
+	return &FileLocker{f: f}, nil
 }
 
 func (l *FileLocker) lock(i int, typ int16) error {
@@ -52,11 +59,22 @@ func (l *FileLocker) lock(i int, typ int16) error {
 	}
 }
 
-// Lock locks, waiting for whoever holds the lock.
-func (l *FileLocker) Lock() error { return l.lock(0, unix.F_WRLCK) }
+// Lock locks, waiting for whoever holds the lock: a goroutine sharing l,
+// then another open of the file.
+func (l *FileLocker) Lock() error {
+	l.mu.Lock()
+	if err := l.lock(0, unix.F_WRLCK); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	return nil
+}
 
 // Unlock unlocks.
-func (l *FileLocker) Unlock() error { return l.lock(0, unix.F_UNLCK) }
+func (l *FileLocker) Unlock() error {
+	defer l.mu.Unlock()
+	return l.lock(0, unix.F_UNLCK)
+}
 
 // Close closes the lock file, releasing whatever this open holds.
 func (l *FileLocker) Close() error { return l.f.Close() }

@@ -4,7 +4,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,4 +105,44 @@ func TestHelperHoldLock(t *testing.T) {
 	}
 	os.Stdout.WriteString("held")
 	time.Sleep(time.Minute)
+}
+
+// Goroutines sharing one FileLocker (one open of the lock file, as serve's
+// connections share the state's) exclude each other too: an OFD lock
+// taken again through the same open would succeed at once. Counted: how
+// many times a goroutine found another inside.
+func TestFileLockerGoroutines(t *testing.T) {
+	l, err := window.OpenFileLocker(filepath.Join(t.TempDir(), "lock"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const goroutines, rounds = 4, 2000
+	var inside, overlaps atomic.Int64
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				if err := l.Lock(); err != nil {
+					t.Error(err)
+					return
+				}
+				if inside.Add(1) != 1 {
+					overlaps.Add(1)
+				}
+				runtime.Gosched() // give another goroutine the chance to come in
+				inside.Add(-1)
+				if err := l.Unlock(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := overlaps.Load(); n != 0 {
+		t.Fatalf("%d of %d locks taken while another goroutine held the lock", n, goroutines*rounds)
+	}
 }
