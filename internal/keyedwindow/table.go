@@ -39,6 +39,15 @@ type Table struct {
 	readOnly bool
 	hook     func(Step, bool)
 	scratch  sync.Pool
+	// idle is, for each shard, the header advance last found with nothing
+	// to do (read and written under the lock).
+	idle [keyed.Shards]idleShard
+}
+
+// idleShard is a shard's W and sweep progress at which nothing is due.
+type idleShard struct {
+	w  int64
+	st window.SweepState
 }
 
 type shard struct {
@@ -93,6 +102,9 @@ func NewTable(spec window.Spec, shards [][]byte, lock window.Locker, opts Option
 	if t.now == nil {
 		t.now = time.Now
 	}
+	for i := range t.idle {
+		t.idle[i].w = -1 // no shard's W: the first batch asks NextSweep
+	}
 	for i, b := range shards {
 		if int64(len(b)) != geo.ShardBytes+HeaderBytes || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 != 0 {
 			return nil, fmt.Errorf("%w: shard %02x: %d bytes (want %d, 8-byte aligned)", ErrShard, i, len(b), geo.ShardBytes+HeaderBytes)
@@ -123,9 +135,9 @@ func (t *Table) pair(l keyed.Loc) window.Pair {
 func (t *Table) Generation(i int) int64 { return atomic.LoadInt64(&t.shards[i].head[offW/8]) }
 
 // DecideBatch decides locs in order, res[i] getting each answer and, when
-// gens is not nil, gens[i] the generation it was decided at: the URLs of
-// one shard together, after advancing it to the current
-// generation. Repeats within the batch are duplicates of their first
+// gens is not nil, gens[i] the generation it was decided at (each shard is
+// advanced to the current generation before the first of its URLs is
+// decided). Repeats within the batch are duplicates of their first
 // occurrence.
 func (t *Table) DecideBatch(locs []keyed.Loc, res []window.Result, gens []int64) error {
 	if t.readOnly {
@@ -136,31 +148,44 @@ func (t *Table) DecideBatch(locs []keyed.Loc, res []window.Result, gens []int64)
 		sc = new(scratch)
 	}
 	defer t.scratch.Put(sc)
-	t.touch(locs)
-	sc.order = window.ByShard(sc.order, locs, func(l keyed.Loc) uint8 { return l.Shard })
 	return window.Locked(t.lock, func() {
-		t.decideLocked(locs, sc.order, res, gens)
+		t.decideLocked(locs, res, gens, sc)
 	})
 }
 
-func (t *Table) decideLocked(locs []keyed.Loc, order []int32, res []window.Result, gens []int64) {
-	now := t.now() // once a batch: a batch is decided at one instant
-	for lo := 0; lo < len(order); {
-		i := int(locs[order[lo]].Shard)
-		hi := lo + 1
-		for hi < len(order) && int(locs[order[hi]].Shard) == i {
-			hi++
-		}
-		cur := t.advance(i, now, lo == 0)
-		for _, j := range order[lo:hi] {
-			res[j] = t.spec.Decide(t.pair(locs[j]), locs[j].FP, cur)
+// decideLocked decides locs in their order, in chunks of decideChunk:
+// first asking for the chunk's first buckets together (touch), so that
+// their misses overlap, then deciding them while their pages are still in
+// the TLB. A shard is advanced to the current generation once a batch,
+// before the first of its URLs is decided.
+func (t *Table) decideLocked(locs []keyed.Loc, res []window.Result, gens []int64, sc *scratch) {
+	gen := t.spec.Gen(t.now()) // once a batch: a batch is decided at one instant
+	sc.advanced = [keyed.Shards / 64]uint64{}
+	first := true
+	for lo := 0; lo < len(locs); lo += decideChunk {
+		chunk := locs[lo:min(lo+decideChunk, len(locs))]
+		t.touch(chunk)
+		for k, l := range chunk {
+			i := l.Shard
+			if bit := uint64(1) << (i % 64); sc.advanced[i/64]&bit == 0 {
+				sc.cur[i] = t.advance(int(i), gen, first)
+				sc.advanced[i/64] |= bit
+				first = false
+			}
+			cur := sc.cur[i]
+			res[lo+k] = t.spec.Decide(t.pair(l), l.FP, cur)
 			if gens != nil {
-				gens[j] = cur
+				gens[lo+k] = cur
 			}
 		}
-		lo = hi
 	}
 }
+
+// decideChunk is how many URLs decideLocked asks for at once
+// (BenchmarkAgainstKeyed: 32, 64 and 128 within the noise, 46–49 ns a URL;
+// 1,024 at once took 57–62, and prefetching 32 ahead of each decision
+// 58–64).
+const decideChunk = 64
 
 // touch loads the first slot of each Loc's first bucket, in one pass over
 // the batch before any is decided: the loads do not depend on each other,
@@ -184,20 +209,27 @@ func (t *Table) touch(locs []keyed.Loc) {
 // sink keeps touch's loads from being optimised away.
 var sink atomic.Uint32
 
-// scratch is one DecideBatch's working memory, reused.
-type scratch struct{ order []int32 }
+// scratch is one DecideBatch's working memory, reused: each shard's
+// current generation, and which shards the batch has advanced.
+type scratch struct {
+	cur      [keyed.Shards]int64
+	advanced [keyed.Shards / 64]uint64
+}
 
 // advance moves shard i to the current generation, under its lock: a
 // whole sweep with ages counted at the old W after a long pause, the
 // scheduled part of the current pass otherwise, then W. It returns the
 // generation to decide with.
-func (t *Table) advance(i int, now time.Time, first bool) int64 {
+func (t *Table) advance(i int, gen int64, first bool) int64 {
 	s := &t.shards[i]
 	w := atomic.LoadInt64(&s.head[offW/8])
-	cur := t.spec.Current(w, now)
+	cur := max(w, gen) // a clock behind the state's W never takes it back (Spec.Current)
 	st := window.SweepState{
 		PassStart: atomic.LoadInt64(&s.head[offPassStart/8]),
 		Cursor:    atomic.LoadInt64(&s.head[offCursor/8]),
+	}
+	if cur == w && t.idle[i] == (idleShard{w, st}) {
+		return cur // as the last batch found it: nothing due
 	}
 	total := int64(len(s.buckets))
 	if st.Cursor < 0 || st.Cursor > total || st.PassStart < 0 || st.PassStart > cur {
@@ -214,7 +246,8 @@ func (t *Table) advance(i int, now time.Time, first bool) int64 {
 	}
 	from, to, next := t.spec.NextSweep(st, total, cur)
 	if cur == w && from == to && next == st {
-		return cur // nothing due: the usual case within a generation, with no store to the shared header
+		t.idle[i] = idleShard{w, st} // NextSweep is a function of these: the next batch need not ask again
+		return cur                   // nothing due: the usual case within a generation, with no store to the shared header
 	}
 	for b := from; b < to; b++ {
 		t.spec.Sweep(s.buckets[b][:], cur)
@@ -246,7 +279,7 @@ func (t *Table) Forget(locs []keyed.Loc, was []bool) error {
 	}
 	return window.Locked(t.lock, func() {
 		for j, l := range locs {
-			was[j] = t.spec.Forget(t.pair(l), l.FP, t.advance(int(l.Shard), t.now(), false))
+			was[j] = t.spec.Forget(t.pair(l), l.FP, t.advance(int(l.Shard), t.spec.Gen(t.now()), false))
 		}
 	})
 }

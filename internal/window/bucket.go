@@ -45,14 +45,15 @@ scan:
 				}
 				break scan
 			}
-			live := v>>TagBits != 0 && (ct-v)&tagMask < g
-			if live && v>>TagBits == f {
+			// The fingerprint first: most slots passed hold another URL,
+			// and once a free slot is found their age does not matter.
+			if v>>TagBits == f && (ct-v)&tagMask < g {
 				if s.Policy == LastSeen && v&tagMask != ct {
 					atomic.StoreUint32(a, Slot(fp, cur))
 				}
 				return Dup
 			}
-			if !live && free == nil {
+			if free == nil && (v>>TagBits == 0 || (ct-v)&tagMask >= g) {
 				free = a
 			}
 		}
