@@ -7,7 +7,19 @@
 #   1. single commands: BF.ADD against SADD;
 #   2. pipelined (-P 64): BF.ADD against SADD;
 #   3. BF.MADD of 100 URLs a command: URLs a second;
-#   4. memory: the same DISTINCT URLs (the bench file's distinct lines,
+#   4. the same rows again with serve's --flush-interval 0: no msync
+#      every second, only the kernel's writeback (a power loss can take
+#      the last 30 s; a process crash, even kill -9, takes nothing), the
+#      nearest to the redis-server measured here, which persists nothing;
+#      at millions of random URLs a second every page of the state is
+#      dirty again at each flush, so the periodic msync writes the whole
+#      state every second;
+#   5. single commands with the client pinned to one core and the server
+#      to the other (taskset), for both servers: on two cores, where
+#      client and server share the machine, how the kernel places
+#      redis-server's one thread and Go's several weighs on the unpinned
+#      row;
+#   6. memory: the same DISTINCT URLs (the bench file's distinct lines,
 #      scripts/genurls) loaded into each through `redis-cli --pipe`
 #      (BF.MADD of 100 into urldedupd, SADD of 100 into redis-server):
 #      redis-server's used_memory growth, and urldedupd's state bytes and
@@ -35,26 +47,30 @@ go build -o "$work/urldedupd" ./cmd/urldedupd
 go build -o "$work/genurls" ./scripts/genurls
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-start_serve() { # a fresh keyed state; sets UPORT and UPID
+start_serve() { # [PREFIX…] -- [SERVE FLAGS…]: a fresh keyed state; sets UPORT and UPID
+  local pre=() post=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do pre+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  post=("$@")
   rm -rf "$work/state"
   "$work/urldedupd" --dir "$work/state" init --layout keyed > /dev/null
   UPORT=$(freeport)
-  "$work/urldedupd" --dir "$work/state" serve --events /dev/null --socket "$work/api.sock" --resp-listen "127.0.0.1:$UPORT" 2> "$work/serve.log" &
+  "${pre[@]}" "$work/urldedupd" --dir "$work/state" serve --events /dev/null --socket "$work/api.sock" --resp-listen "127.0.0.1:$UPORT" "${post[@]}" 2> "$work/serve.log" &
   UPID=$!; pids+=("$UPID")
   for _ in $(seq 1 200); do redis-cli -p "$UPORT" PING >/dev/null 2>&1 && return; sleep 0.05; done
   echo "serve did not start" >&2; cat "$work/serve.log" >&2; exit 1
 }
 stop_serve() { kill "$UPID"; wait "$UPID" 2>/dev/null || true; }
-start_redis() { # sets RPORT and RPID
+start_redis() { # [PREFIX…]: sets RPORT and RPID
   RPORT=$(freeport)
-  redis-server --port "$RPORT" --save '' --appendonly no --daemonize no > "$work/redis.log" 2>&1 &
+  "$@" redis-server --port "$RPORT" --save '' --appendonly no --daemonize no > "$work/redis.log" 2>&1 &
   RPID=$!; pids+=("$RPID")
   for _ in $(seq 1 200); do redis-cli -p "$RPORT" PING >/dev/null 2>&1 && return; sleep 0.05; done
   echo "redis-server did not start" >&2; exit 1
 }
 stop_redis() { kill "$RPID"; wait "$RPID" 2>/dev/null || true; }
-rps() { # the requests a second redis-benchmark -q reports
-  redis-benchmark -q "$@" 2>/dev/null | tr '\r' '\n' | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -1
+rps() { # the requests a second redis-benchmark -q reports ($CLIENT: a prefix, for taskset)
+  ${CLIENT:-} redis-benchmark -q "$@" 2>/dev/null | tr '\r' '\n' | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -1
 }
 
 echo "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/^Mem:/{print $2}') GiB; $(date -u '+%F %H:%M UTC'); load $(cut -d' ' -f1-3 /proc/loadavg); $rounds rounds; $(redis-server --version | cut -d' ' -f1-3); RedisBloom: not packaged by Debian, BF.ADD on redis-server not measured"
@@ -67,9 +83,20 @@ for r in $(seq 1 "$rounds"); do
   echo "$r pipe64 urldedupd $(rps -p "$UPORT" -c 50 -n "$((n * 4))" -P 64 -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
   echo "$r madd100 urldedupd $(rps -p "$UPORT" -c 50 -n "$((n / 20))" -P 4 -r 100000000 "${madd[@]}")" >> "$raw"
   stop_serve
+  start_serve env -- --flush-interval 0
+  echo "$r single-noflush urldedupd $(rps -p "$UPORT" -c 50 -n "$n" -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
+  echo "$r pipe64-noflush urldedupd $(rps -p "$UPORT" -c 50 -n "$((n * 4))" -P 64 -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
+  echo "$r madd100-noflush urldedupd $(rps -p "$UPORT" -c 50 -n "$((n / 20))" -P 4 -r 100000000 "${madd[@]}")" >> "$raw"
+  stop_serve
+  start_serve taskset -c 1 --
+  echo "$r single-pinned urldedupd $(CLIENT="taskset -c 0" rps -p "$UPORT" -c 50 -n "$n" -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
+  stop_serve
   start_redis
   echo "$r single redis $(rps -p "$RPORT" -c 50 -n "$n" -r 100000000 SADD urls 'http://bench.example/__rand_int__')" >> "$raw"
   echo "$r pipe64 redis $(rps -p "$RPORT" -c 50 -n "$((n * 4))" -P 64 -r 100000000 SADD urls 'http://bench.example/__rand_int__')" >> "$raw"
+  stop_redis
+  start_redis taskset -c 1
+  echo "$r single-pinned redis $(CLIENT="taskset -c 0" rps -p "$RPORT" -c 50 -n "$n" -r 100000000 SADD urls 'http://bench.example/__rand_int__')" >> "$raw"
   stop_redis
 done
 
@@ -117,6 +144,10 @@ def ratio(kind):
     u = {r[0]: float(r[3]) for r in rows if r[1] == kind and r[2] == "urldedupd"}
     s = {r[0]: float(r[3]) for r in rows if r[1] == kind and r[2] == "redis"}
     return st.median(u[k] / s[k] for k in u if k in s and s[k] > 0)
+def ratio_to(kind, base):
+    u = {r[0]: float(r[3]) for r in rows if r[1] == kind and r[2] == "urldedupd"}
+    s = {r[0]: float(r[3]) for r in rows if r[1] == base and r[2] == "redis"}
+    return st.median(u[k] / s[k] for k in u if k in s and s[k] > 0)
 f = lambda v: f"{st.median(v):,.0f} ({min(v):,.0f}–{max(v):,.0f})"
 print("redis-benchmark, 50 clients, random URLs; requests a second, medians (min–max):")
 print()
@@ -126,6 +157,11 @@ print(f"| single commands | {f(col('single','urldedupd'))} | {f(col('single','re
 print(f"| `-P 64` | {f(col('pipe64','urldedupd'))} | {f(col('pipe64','redis'))} | {ratio('pipe64'):.2f}× |")
 m = [v * 100 for v in col('madd100', 'urldedupd')]
 print(f"| `BF.MADD` of 100 URLs, `-P 4` (URLs/s) | {f(m)} | — | |")
+print(f"| single commands, serve `--flush-interval 0` | {f(col('single-noflush','urldedupd'))} | {f(col('single','redis'))} | {ratio_to('single-noflush','single'):.2f}× |")
+print(f"| `-P 64`, serve `--flush-interval 0` | {f(col('pipe64-noflush','urldedupd'))} | {f(col('pipe64','redis'))} | {ratio_to('pipe64-noflush','pipe64'):.2f}× |")
+m = [v * 100 for v in col('madd100-noflush', 'urldedupd')]
+print(f"| `BF.MADD` of 100 URLs, `-P 4`, serve `--flush-interval 0` (URLs/s) | {f(m)} | — | |")
+print(f"| single commands, client on core 0, server on core 1 | {f(col('single-pinned','urldedupd'))} | {f(col('single-pinned','redis'))} | {ratio('single-pinned'):.2f}× |")
 print()
 print(f"Memory, {nd:,} distinct URLs loaded into each (redis-cli --pipe, 100 a command):")
 print()
