@@ -123,7 +123,7 @@ func TestRespRedisCli(t *testing.T) {
 		{[]string{"SELECT", "1"}, "ERR DB index is out of range"},
 		{[]string{"CLIENT", "SETNAME", "bad name"}, "ERR Client names cannot contain spaces, newlines or special characters."},
 		{[]string{"COMMAND", "COUNT"}, "15"},
-		{[]string{"BF.FORGET", "urls", "http://cli.example/a"}, "ERR state: state: " + dirOf(cmd) + ": cannot forget a URL: layout bitmap keeps a URL in bits other URLs share, so clearing them would forget those URLs too (only keyed and keyed-window states can forget)"},
+		{[]string{"BF.FORGET", "urls", "http://cli.example/a"}, "ERR state: " + dirOf(cmd) + ": cannot forget a URL: layout bitmap keeps a URL in bits other URLs share, so clearing them would forget those URLs too (only keyed and keyed-window states can forget)"},
 		{[]string{"COMMAND", "INFO", "bf.madd", "get"}, "bf.madd\n-3\nwrite\ndenyoom\nfast\n1\n1\n1"},
 		{[]string{"AUTH", "x"}, "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"},
 		{[]string{"NOPE", "x"}, "ERR unknown command 'NOPE'"},

@@ -142,7 +142,9 @@ func LayoutReport(where string, m format.Meta, br Report) layout.Report {
 	var distinct float64
 	for age, n := range br.BitsSet {
 		n := n
-		w.Ages[age].BitsSet, w.Ages[age].Fill = &n, br.Fill[age]
+		if age < len(w.Ages) {
+			w.Ages[age].BitsSet, w.Ages[age].Fill = &n, br.Fill[age]
+		}
 		if br.Fill[age] < 1 {
 			distinct += -float64(bits) * math.Log1p(-br.Fill[age]) // linear counting, generation by generation
 		}

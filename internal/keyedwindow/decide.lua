@@ -68,27 +68,34 @@ if mode == "c" then
 end
 
 -- sweep buckets [from, to), marking dead the slots not live at cur (ages
--- at w), up to each bucket's first empty slot
+-- at w), up to each bucket's first empty slot. A read is CHUNK buckets; a
+-- bucket whose first slot is empty (most of a sparse state) costs one
+-- slot's look, and a chunk where nothing expired is not written back.
 local function sweep(from, to, w)
-  local CHUNK = 64 -- buckets a read
+  local CHUNK = 1024 -- buckets a read (64 KiB)
   local b = from
   while b < to do
     local n = math.min(CHUNK, to - b)
     local off = HEADER + b * 64
     local s = redis.call("GETRANGE", key, off, off + n * 64 - 1)
-    if #s > 0 then
-      local parts, changed, ended = {}, false, false
-      for i = 0, math.floor(#s / 4) - 1 do
-        if i % 16 == 0 then ended = false end
+    local slots = math.floor(#s / 4)
+    local dead = {} -- 0-based slots of s to mark dead
+    for base = 0, slots - 1, 16 do
+      for i = base, math.min(base + 15, slots - 1) do
         local v = slot(s, i)
-        if v == 0 then ended = true end
-        if not ended and v ~= DEAD and not live(v, w, cur) then
-          parts[#parts + 1] = bytes4(DEAD); changed = true
-        else
-          parts[#parts + 1] = string.sub(s, i * 4 + 1, i * 4 + 4)
-        end
+        if v == 0 then break end
+        if v ~= DEAD and not live(v, w, cur) then dead[#dead + 1] = i end
       end
-      if changed then redis.call("SETRANGE", key, off, table.concat(parts)) end
+    end
+    if #dead > 0 then
+      local parts, at = {}, 0 -- at: the next byte of s (0-based) not yet copied
+      for _, i in ipairs(dead) do
+        parts[#parts + 1] = string.sub(s, at + 1, i * 4)
+        parts[#parts + 1] = bytes4(DEAD)
+        at = i * 4 + 4
+      end
+      parts[#parts + 1] = string.sub(s, at + 1)
+      redis.call("SETRANGE", key, off, table.concat(parts))
     end
     b = b + n
   end

@@ -229,8 +229,8 @@ func LayoutReport(where string, m format.Meta, kr Report) layout.Report {
 	r.EstimatedDistinct, r.FalseDupChance, r.Shards = &distinct, kr.FalseDup, kr.Shards
 	w := layout.NewWindowReport(m.Window, kr.Generation)
 	w.Expired = &kr.Expired
-	for age, n := range kr.Held {
-		n := n
+	for age := range w.Ages {
+		n := kr.Held[age]
 		w.Ages[age].URLs = &n
 		w.Ages[age].Fill = float64(n) / math.Max(1, float64(kr.Slots))
 	}

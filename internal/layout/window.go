@@ -37,13 +37,15 @@ type AnswerDecoder interface {
 // the metadata keeps it, the current generation, and each live
 // generation's URLs or bits, youngest first.
 type WindowReport struct {
-	Window      string      `json:"window"`
-	Generations int         `json:"generations"`
-	Policy      string      `json:"policy"`
-	Epoch       string      `json:"epoch"`
-	Length      string      `json:"generation_length"`
-	Generation  int64       `json:"generation"`
-	Ages        []AgeReport `json:"ages"`
+	Window      string `json:"window"`
+	Generations int    `json:"generations"`
+	Policy      string `json:"policy"`
+	Epoch       string `json:"epoch"`
+	Length      string `json:"generation_length"`
+	Generation  int64  `json:"generation"`
+	// Ages, the youngest first: the window's generations, or fewer in a state
+	// younger than its window (no generation before the epoch).
+	Ages []AgeReport `json:"ages"`
 	// Expired counts the slots of URLs that left the window or were
 	// forgotten, free for new URLs (keyed-window).
 	Expired *uint64 `json:"expired_slots,omitempty"`
@@ -66,7 +68,7 @@ func NewWindowReport(s window.Spec, cur int64) *WindowReport {
 	w := &WindowReport{
 		Window: window.FormatDuration(s.Window), Generations: s.Generations, Policy: s.Policy.String(),
 		Epoch: s.Epoch.UTC().Format(time.RFC3339Nano), Length: window.FormatDuration(s.Length()), Generation: cur,
-		Ages: make([]AgeReport, s.Generations),
+		Ages: make([]AgeReport, min(int64(s.Generations), max(cur+1, 1))), // no generation before the epoch
 	}
 	for age := range w.Ages {
 		g := cur - int64(age)

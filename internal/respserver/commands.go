@@ -263,7 +263,7 @@ func (cn *conn) run(ctx context.Context, lo, hi int) {
 			err = cn.f.st.Decide(ctx, cn.sigs[i:end], cn.seen[i:end], dry)
 		}
 		if err != nil {
-			msg := "ERR state: " + err.Error()
+			msg := stateError(err)
 			for j := lo; j < hi; j++ {
 				if cn.steps[j].n > 0 {
 					cn.steps[j].err = msg
@@ -337,6 +337,12 @@ func (cn *conn) observe(d time.Duration) {
 		}
 		obs(commands[s.op].name, status, d, nNew, nDup)
 	}
+}
+
+// stateError is the reply to a failure of the state: "ERR state: …",
+// with the prefix once (the state package's errors carry it already).
+func stateError(err error) string {
+	return "ERR state: " + strings.TrimPrefix(err.Error(), "state: ")
 }
 
 func b2i(b bool) int64 {

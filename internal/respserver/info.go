@@ -75,7 +75,7 @@ func (cn *conn) info(s *step) {
 	w := &cn.w
 	switch {
 	case err != nil:
-		s.err = "ERR state: " + err.Error()
+		s.err = stateError(err)
 		w.Error(s.err)
 	case s.op == opBFCard:
 		w.Int(max(infoValue(&rep, 3), 0))
