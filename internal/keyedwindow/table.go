@@ -187,11 +187,12 @@ func (t *Table) decideLocked(locs []keyed.Loc, res []window.Result, gens []int64
 // 58–64).
 const decideChunk = 64
 
-// touch loads the first slot of each Loc's first bucket, in one pass over
-// the batch before any is decided: the loads do not depend on each other,
-// so their cache and TLB misses overlap (a decision's scan waits for its
-// own), and the decisions then find the batch's lines in the cache. The
-// second bucket is read only when the first has no empty slot.
+// touch asks for the first slot of each Loc's first bucket (a chunk of a
+// batch, or a dry run's batch), in one pass before any is looked at: the
+// loads do not depend on each other, so their cache and TLB misses
+// overlap (a decision's scan waits for its own), and the decisions then
+// find the lines in the cache. The second bucket is read only when the
+// first has no empty slot.
 func (t *Table) touch(locs []keyed.Loc) {
 	if keyed.HasPrefetch { // the CPU's prefetch: it returns at once, and many misses are in flight
 		for _, l := range locs {
