@@ -139,18 +139,20 @@ func LayoutReport(where string, m format.Meta, br Report) layout.Report {
 	r.Bits, r.BitsSet, r.FalseDupChance, r.Shards = all, &set, br.FalseDup, br.Shards
 	r.FillRatio = float64(set) / float64(all)
 	w := layout.NewWindowReport(m.Window, br.Generation)
-	var distinct float64
 	for age, n := range br.BitsSet {
 		n := n
 		if age < len(w.Ages) {
 			w.Ages[age].BitsSet, w.Ages[age].Fill = &n, br.Fill[age]
 		}
-		if br.Fill[age] < 1 {
-			distinct += -float64(bits) * math.Log1p(-br.Fill[age]) // linear counting, generation by generation
-		}
+	}
+	// Linear counting over the union of the live bitmaps: a URL is one bit
+	// of it, in however many generations it is held.
+	distinct := math.Inf(1) // every bit set: no estimate, as for the bitmap
+	if br.Union < bits {
+		distinct = -float64(bits) * math.Log1p(-float64(br.Union)/float64(bits))
+		r.EstimatedDistinct, r.DistinctBy = &distinct, "linear counting over the union of the live generations"
 	}
 	r.Window = w
-	r.EstimatedDistinct, r.DistinctBy = &distinct, "linear counting, summed over the generations"
 	r.Used(distinct)
 	return r
 }

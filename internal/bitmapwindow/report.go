@@ -18,6 +18,9 @@ type Report struct {
 	Fill       []float64 // BitsSet over the 2^32 bits of a generation
 	FalseDup   float64   // chance that the next new URL is answered duplicate (window.RingFalseDup)
 	Shards     []uint64  // bits set in the live bitmaps, by shard
+	// Union is the bits set in any live bitmap: a URL held in several
+	// generations (a last-seen state re-stamps) counts once.
+	Union uint64
 }
 
 // Report counts the bits of every live bitmap (it reads them all, taking
@@ -70,16 +73,29 @@ func (t *Table) newReport(cur int64) Report {
 }
 
 // countShard counts shard i's live bits into r, their ages at
-// generation cur.
+// generation cur, and their union.
 func (t *Table) countShard(i int, cur int64, r *Report) {
 	s := &t.shards[i]
-	for age := range t.spec.Generations {
-		b := t.live(s, cur-int64(age))
-		for j := range b {
-			n := uint64(bits.OnesCount32(atomic.LoadUint32(&b[j])))
+	var live [window.Tags][]uint32
+	g := t.spec.Generations
+	words := 0
+	for age := range g {
+		live[age] = t.live(s, cur-int64(age))
+		words = max(words, len(live[age]))
+	}
+	for j := range words {
+		var union uint32
+		for age, b := range live[:g] {
+			if b == nil {
+				continue
+			}
+			v := atomic.LoadUint32(&b[j])
+			n := uint64(bits.OnesCount32(v))
 			r.BitsSet[age] += n
 			r.Shards[i] += n
+			union |= v
 		}
+		r.Union += uint64(bits.OnesCount32(union))
 	}
 }
 

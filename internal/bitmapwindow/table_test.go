@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/urldedupd/urldedupd/internal/bitmapwindow"
+	"github.com/urldedupd/urldedupd/internal/format"
 	"github.com/urldedupd/urldedupd/internal/redistest"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/window"
@@ -317,27 +319,45 @@ func TestRedis(t *testing.T) {
 	}
 }
 
-// Report counts bits by generation; the false-duplicate chance follows.
+// Report counts bits by generation, and their union once; the
+// false-duplicate chance follows. Under first-seen a URL is held in one
+// generation; under last-seen a re-sighting stamps it again, so a URL can
+// be held in two, and the union counts it once where the generations'
+// sum counts it twice.
 func TestReport(t *testing.T) {
-	var clk clock
-	tab, err := bitmapwindow.NewTable(spec(window.FirstSeen), bitmapwindow.MemoryShards(G), new(window.MemoryLocker), bitmapwindow.Options{Clock: clk.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := urls(1000)
-	for g, n := range []int{100, 200, 300, 400} {
-		sigs := make([]signature.Signature, n)
-		for i := range sigs {
-			sigs[i] = sigOf(ids[g*100+i]) // overlapping: gen 2 sees 200..299 again, gen 3 300..499
-		}
-		if err := tab.DecideBatch(sigs, make([]bool, n), nil); err != nil {
+	for _, tc := range []struct {
+		pol     window.Policy
+		bitsSet string
+		union   uint64
+	}{
+		// ids 100..299 at generation 1, 200..499 at 2, 300..699 at 3
+		{window.FirstSeen, "[200 200 200]", 600},
+		{window.LastSeen, "[400 300 200]", 600},
+	} {
+		var clk clock
+		tab, err := bitmapwindow.NewTable(spec(tc.pol), bitmapwindow.MemoryShards(G), new(window.MemoryLocker), bitmapwindow.Options{Clock: clk.now})
+		if err != nil {
 			t.Fatal(err)
 		}
-		clk.add(time.Second)
-	}
-	clk.add(-time.Second)
-	r := tab.Report()
-	if r.Generation != 3 || fmt.Sprint(r.BitsSet) != "[200 200 200]" || r.FalseDup <= 0 || r.FalseDup > 1e-5 {
-		t.Fatalf("report %+v", r)
+		ids := urls(1000)
+		for g, n := range []int{100, 200, 300, 400} {
+			sigs := make([]signature.Signature, n)
+			for i := range sigs {
+				sigs[i] = sigOf(ids[g*100+i]) // overlapping: gen 2 sees 200..299 again, gen 3 300..499
+			}
+			if err := tab.DecideBatch(sigs, make([]bool, n), nil); err != nil {
+				t.Fatal(err)
+			}
+			clk.add(time.Second)
+		}
+		clk.add(-time.Second)
+		r := tab.Report()
+		if r.Generation != 3 || fmt.Sprint(r.BitsSet) != tc.bitsSet || r.Union != tc.union || r.FalseDup <= 0 || r.FalseDup > 1e-5 {
+			t.Fatalf("%s: report %+v, want bits set %s, union %d", tc.pol, r, tc.bitsSet, tc.union)
+		}
+		lr := bitmapwindow.LayoutReport("test", format.Meta{Window: spec(tc.pol)}, r)
+		if lr.EstimatedDistinct == nil || math.Abs(*lr.EstimatedDistinct-float64(tc.union)) > 1 {
+			t.Fatalf("%s: estimated distinct %v, want about %d", tc.pol, lr.EstimatedDistinct, tc.union)
+		}
 	}
 }
