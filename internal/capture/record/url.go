@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"net/netip"
 	"strconv"
 )
@@ -21,6 +22,33 @@ func AppendHTTPSURL(dst, name []byte, server netip.AddrPort) []byte {
 		}
 	}
 	return append(dst, '/')
+}
+
+// WithoutUserinfo returns authority (an HTTP/2 :authority, a Host field,
+// a CONNECT's target, or what follows an absolute URL's "://") past its
+// userinfo, "user:password@" (RFC 3986 §3.2.1; RFC 9113 §8.3.1 forbids it
+// in :authority): a credential, which a record never shows. The userinfo
+// ends at the last '@' before the authority ends (at '/', '?', '#' or the
+// end), as browsers read it; an authority of nothing but userinfo gives
+// an empty host.
+func WithoutUserinfo(authority []byte) []byte {
+	end := len(authority)
+	if j := bytes.IndexAny(authority, "/?#"); j >= 0 {
+		end = j
+	}
+	return authority[bytes.LastIndexByte(authority[:end], '@')+1:]
+}
+
+// AppendAbsolute appends an absolute URL as sent, as AppendPath does, but
+// for the userinfo of its authority (see WithoutUserinfo): a proxy
+// request's "http://user:password@host/p" is recorded as
+// "http://host/p".
+func AppendAbsolute(dst, url []byte) []byte {
+	i := bytes.Index(url, []byte("://"))
+	if i < 0 {
+		return AppendPath(dst, url)
+	}
+	return AppendPath(AppendPath(dst, url[:i+3]), WithoutUserinfo(url[i+3:]))
 }
 
 // AppendHostName appends a host name as sent, with the bytes that would

@@ -204,7 +204,9 @@ func (p *parser) report(r *h2.Request) {
 // :scheme://:authority:path, the authority from :authority, else the Host
 // field, else the SOCKS destination the stream opened with, else the
 // server's address (and port unless 80). A CONNECT without :path (RFC
-// 9113 §8.5) is the authority it opens, a tunnel, as for HTTP/1.1.
+// 9113 §8.5) is the authority it opens, a tunnel, as for HTTP/1.1. The
+// authority's userinfo ("user:password@", which RFC 9113 §8.3.1 forbids)
+// is left out: it is a credential, never recorded.
 // HPACK carries any bytes: the authority is taken as a TLS server name is
 // (bytes that would end the host made '_'), a scheme keeps only the
 // characters of one (RFC 3986 §3.1; others made '_'), and control bytes
@@ -212,7 +214,7 @@ func (p *parser) report(r *h2.Request) {
 // URL, changes its host or breaks a line of the text formats.
 func appendH2URL(dst []byte, r *h2.Request, dest []byte, server netip.AddrPort) (url []byte, tunnel bool) {
 	if string(r.Method) == "CONNECT" && len(r.Path) == 0 {
-		return record.AppendHostName(dst, r.Authority), true
+		return record.AppendHostName(dst, record.WithoutUserinfo(r.Authority)), true
 	}
 	if len(r.Scheme) > 0 {
 		dst = appendScheme(dst, r.Scheme)
@@ -222,7 +224,7 @@ func appendH2URL(dst []byte, r *h2.Request, dest []byte, server netip.AddrPort) 
 	dst = append(dst, "://"...)
 	switch {
 	case len(r.Authority) > 0:
-		dst = record.AppendHostName(dst, r.Authority)
+		dst = record.AppendHostName(dst, record.WithoutUserinfo(r.Authority))
 	case len(dest) > 0:
 		dst = append(dst, dest...)
 	default:

@@ -67,6 +67,10 @@ func TestParseRequests(t *testing.T) {
 		{"bad content-length", "POST /bad HTTP/1.1\r\nHost: h\r\nContent-Length: x\r\n\r\nGET /next HTTP/1.1\r\nHost: h\r\n\r\n",
 			[]string{"POST http://h/bad", "GET http://h/next"}, 1},
 		{"first Host wins", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", []string{"GET http://a/"}, 0},
+		{"userinfo is never recorded", "GET http://user:secret@proxy.example/p@q HTTP/1.1\r\nHost: other\r\n\r\n" +
+			"GET /h HTTP/1.1\r\nHost: user:secret@h.example\r\n\r\n" +
+			"CONNECT user:secret@tunnel.example:443 HTTP/1.1\r\n\r\n",
+			[]string{"GET http://proxy.example/p@q", "GET http://h.example/h", "CONNECT tunnel.example:443"}, 0},
 	}
 	for _, tt := range tests {
 		for _, piece := range []int{0, 1, 2, 3, 7, 64} {

@@ -14,6 +14,9 @@ import (
 //   - absolute-form "http://h/p" (proxy requests): as sent;
 //   - authority-form "h:443" (CONNECT): h:443, as sent, and the request is
 //     marked a tunnel;
+//   - userinfo ("user:password@") in an absolute-form target, an
+//     authority-form target or the Host field is left out: it is a
+//     credential (record.WithoutUserinfo);
 //   - asterisk-form "*" (OPTIONS): http://HOST*, as tshark shows it.
 //
 // The request line holds no control byte (the parser takes such a line as
@@ -24,17 +27,17 @@ import (
 func appendURL(dst []byte, r *request, server netip.AddrPort) []byte {
 	t := r.target
 	if r.tunnel {
-		return record.AppendPath(dst, t) // the authority a CONNECT opens, as sent
+		return record.AppendPath(dst, record.WithoutUserinfo(t)) // the authority a CONNECT opens, as sent
 	}
 	if hasScheme(t) {
-		return record.AppendPath(dst, t)
+		return record.AppendAbsolute(dst, t)
 	}
 	dst = append(dst, "http://"...)
 	if len(t) > 0 && t[0] != '/' && t[0] != '*' {
-		return record.AppendPath(dst, t) // authority-form
+		return record.AppendPath(dst, record.WithoutUserinfo(t)) // authority-form
 	}
 	if r.hasHost && len(r.host) > 0 {
-		dst = record.AppendHostName(dst, r.host)
+		dst = record.AppendHostName(dst, record.WithoutUserinfo(r.host))
 	} else if len(r.dest) > 0 {
 		dst = append(dst, r.dest...) // the SOCKS destination, made a host name by setDest
 	} else {
