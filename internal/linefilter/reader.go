@@ -143,7 +143,7 @@ func (rd *reader) add(b *block, line []byte, no uint64) {
 		return
 	}
 	rd.stats.Lines++
-	if isBlank(line) {
+	if signature.Blank(line) {
 		rd.stats.Empty++
 		return
 	}
@@ -161,13 +161,4 @@ func (rd *reader) skip(line uint64) {
 	if rd.warn != nil {
 		rd.warn(rd.name, line, fmt.Sprintf("line longer than %d bytes, skipped", rd.max))
 	}
-}
-
-func isBlank(b []byte) bool {
-	for _, c := range b {
-		if c != ' ' && c != '\t' {
-			return false
-		}
-	}
-	return true
 }

@@ -55,7 +55,7 @@ func (s *signer) checkItem(i int, item []byte) string {
 		return "the item"
 	}
 	switch {
-	case blank(item):
+	case signature.Blank(item):
 		return "ERR " + what() + " is empty"
 	case len(item) > s.maxItem:
 		return fmt.Sprintf("ERR %s is %d bytes, over the limit of %d", what(), len(item), s.maxItem)
@@ -63,17 +63,6 @@ func (s *signer) checkItem(i int, item []byte) string {
 		return "ERR " + what() + " holds a NUL byte"
 	}
 	return ""
-}
-
-// blank reports whether item is empty or only spaces and tabs (what the
-// line filter skips as an empty line).
-func blank(item []byte) bool {
-	for _, c := range item {
-		if c != ' ' && c != '\t' {
-			return false
-		}
-	}
-	return true
 }
 
 // sign returns the signature of item under key: under the default key,

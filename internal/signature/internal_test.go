@@ -27,3 +27,17 @@ func FuzzCanonical(f *testing.F) {
 		}
 	})
 }
+
+func TestBlank(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"", true}, {" ", true}, {"\t \t", true},
+		{"x", false}, {" x ", false}, {"\r", false}, {"\x00", false},
+	} {
+		if got := Blank([]byte(tc.in)); got != tc.want {
+			t.Errorf("Blank(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}

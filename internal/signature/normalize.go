@@ -75,6 +75,18 @@ func lower(c byte) byte {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
+// Blank reports whether b is empty or only spaces and tabs: it holds no
+// URL (the line filter skips such a line; the RESP front end refuses such
+// an item).
+func Blank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
 func trimSpace(b []byte) []byte {
 	for len(b) > 0 && isSpace(b[0]) {
 		b = b[1:]
