@@ -560,7 +560,7 @@ func TestRespDrain(t *testing.T) {
 // "busy", while a small command is answered meanwhile (its share), and a
 // command bigger than a connection may ever hold is a protocol error.
 func TestRespLimits(t *testing.T) {
-	_, _, port := serveRESP(t, "--max-conns", "3", "--max-inflight-bytes", "1048576")
+	_, dir, port := serveRESP(t, "--max-conns", "3", "--max-inflight-bytes", "1048576")
 	a, aR := respConn(t, port)
 	b, bR := respConn(t, port)
 	small, smallR := respConn(t, port)
@@ -596,7 +596,16 @@ func TestRespLimits(t *testing.T) {
 		io.WriteString(c, s[:cut])
 		return s[cut:]
 	}
+	// The server reads a connection as its bytes come: the second big
+	// command is sent once the first is held, so that the two meet in
+	// the budget whatever the pace of reading.
 	restA := big(a, "a")
+	for i := 0; gauge(t, filepath.Join(dir, "api.sock"), "urldedupd_resp_inflight_bytes") < 400_000; i++ {
+		if i == 600 {
+			t.Fatal("the first big command was not held by the server within 30 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	restB := big(b, "b")
 	io.WriteString(small, "*3\r\n$6\r\nBF.ADD\r\n$4\r\nurls\r\n$9\r\nhttp://s/\r\n")
 	if l, _ := smallR.ReadString('\n'); l != ":1\r\n" {

@@ -114,3 +114,7 @@ func (c *limitedConn) CloseWrite() error {
 	}
 	return nil
 }
+
+// NetConn is the connection the limit wraps, for a server that serves it
+// by its descriptor (the slot is given back by this Close still).
+func (c *limitedConn) NetConn() net.Conn { return c.Conn }

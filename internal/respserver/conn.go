@@ -29,6 +29,8 @@ type conn struct {
 	sigs  []signature.Signature
 	seen  []bool
 	quit  bool // QUIT: answer, then close
+
+	ev *evConn // served by an event loop: its state there; nil when by a goroutine
 }
 
 // Scratch kept between bursts only while this small. The steps (about
@@ -44,15 +46,20 @@ const (
 func (f *FrontEnd) newConn(c net.Conn) *conn {
 	cn := &conn{f: f, c: c, id: f.ids.Add(1), authd: f.opts.Token == ""}
 	cn.in = deadlineReader{cn: cn}
-	cn.r = resp.NewReader(&cn.in, &resp.Limits{
+	cn.r = resp.NewReader(&cn.in, f.readerLimits(), f.budget)
+	cn.sign = newSigner(f.st, f.opts.DefaultKey, f.opts.MaxItem)
+	return cn
+}
+
+// readerLimits are a connection's Reader's limits.
+func (f *FrontEnd) readerLimits() *resp.Limits {
+	return &resp.Limits{
 		MaxArgs:    f.opts.MaxItems + 2, // BF.MADD key item…
 		MaxBulk:    2 * f.opts.MaxItem,  // an item a little over: an error, the connection kept
 		MaxInline:  f.opts.MaxItem + 256,
 		MaxCommand: f.opts.MaxCommand,
 		Buffer:     bufferSize,
-	}, f.budget)
-	cn.sign = newSigner(f.st, f.opts.DefaultKey, f.opts.MaxItem)
-	return cn
+	}
 }
 
 // deadlineReader is the connection as the Reader reads it: before each
@@ -122,23 +129,45 @@ func (cn *conn) serve() {
 		}
 		_, werr := cn.c.Write(cn.w.Bytes())
 		cn.observe(time.Since(start))
-		clear(cn.steps) // their arguments point into the reader's buffer, which may be dropped
+		cn.answered()
 		cn.w.Reset(keepReply)
-		if cap(cn.sigs) > keepItems {
-			cn.sigs, cn.seen = nil, nil
-		}
-		if cap(cn.steps) > keepSteps {
-			cn.steps = nil
-		}
 		if werr != nil {
 			return
 		}
 	}
 }
 
+// answered drops a burst's steps, whose replies are written into cn.w,
+// and the scratch a big burst grew.
+func (cn *conn) answered() {
+	clear(cn.steps) // their arguments point into the reader's buffer, which may be dropped
+	if cap(cn.sigs) > keepItems {
+		cn.sigs, cn.seen = nil, nil
+	}
+	if cap(cn.steps) > keepSteps {
+		cn.steps = nil
+	}
+}
+
 // failed answers what can be answered of a read that failed: a protocol
 // error or a command over the budget, as Redis does before it closes.
 func (cn *conn) failed(err error) {
+	reply := cn.failReply(err)
+	cn.r.Release() // give the budget back before lingering
+	if reply == "" {
+		return
+	}
+	cn.w.Reset(keepReply)
+	cn.w.Error(reply)
+	cn.c.SetWriteDeadline(time.Now().Add(time.Second))
+	if _, err := cn.c.Write(cn.w.Bytes()); err == nil {
+		cn.linger()
+	}
+}
+
+// failReply is the error reply to a read that failed, or "" for none (the
+// client left, or was idle), and reports a protocol error to Observe.
+func (cn *conn) failReply(err error) string {
 	var pe *resp.ProtocolError
 	var reply string
 	switch {
@@ -157,20 +186,10 @@ func (cn *conn) failed(err error) {
 		}
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 	}
-	cn.r.Release() // give the budget back before lingering
-	if reply == "" {
-		return
+	if reply != "" && cn.f.opts.Observe != nil {
+		cn.f.opts.Observe("protocol", reply[:3], 0, 0, 0)
 	}
-	status := reply[:3]
-	if cn.f.opts.Observe != nil {
-		cn.f.opts.Observe("protocol", status, 0, 0, 0)
-	}
-	cn.w.Reset(keepReply)
-	cn.w.Error(reply)
-	cn.c.SetWriteDeadline(time.Now().Add(time.Second))
-	if _, err := cn.c.Write(cn.w.Bytes()); err == nil {
-		cn.linger()
-	}
+	return reply
 }
 
 // linger ends the connection so that the client reads the error written

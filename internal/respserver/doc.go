@@ -68,6 +68,17 @@
 // cannot decide (Redis down) fails the BF commands of that run with
 // "-ERR state: ...".
 //
+// # Connections
+//
+// On Linux the connections are served by event loops (one for every two
+// processors), as redis-server serves its clients: epoll, nonblocking
+// reads and writes, one read each time a connection is readable, every
+// complete command read answered, the replies written at once. A reply
+// the client does not take waits, and its connection is not read until
+// it has gone out; the others are served meanwhile. A goroutine for each
+// connection (Options.Goroutines, and elsewhere than Linux) costs about a
+// quarter of the single commands a second (docs/BENCHMARKS.md).
+//
 // # Limits, authentication, shutdown
 //
 // The HTTP API's: connections at once (a frontend.ConnLimit), bytes in

@@ -48,6 +48,11 @@ type Options struct {
 	CommandTimeout time.Duration
 	// Observe, when set, is told about every command.
 	Observe frontend.Observer
+	// Goroutines serves each connection from a goroutine of its own
+	// rather than from the event loop (Linux's epoll; the only way
+	// elsewhere): slower for single commands (docs/BENCHMARKS.md), kept
+	// to compare.
+	Goroutines bool
 }
 
 // Defaults of Options.
@@ -92,7 +97,9 @@ type FrontEnd struct {
 	conns    map[*conn]struct{} // guarded by mu
 	closing  bool               // Shutdown began; guarded by mu
 	serving  []net.Listener     // the listeners as Serve accepts (limited); guarded by mu
-	wg       sync.WaitGroup     // connections being served
+	loops    []*evLoop          // the event loops, when connections are served by them; guarded by mu
+	next     int                // the loop the next connection goes to; guarded by mu
+	wg       sync.WaitGroup     // connections being served, and the loops
 }
 
 var _ frontend.FrontEnd = (*FrontEnd)(nil)
@@ -158,6 +165,16 @@ func (f *FrontEnd) Serve(ctx context.Context) error {
 	for _, l := range f.listeners {
 		f.serving = append(f.serving, f.limit.Listener(l))
 	}
+	for i := 0; i < loopCount() && !f.opts.Goroutines; i++ {
+		lp, err := newLoop(f)
+		if err != nil {
+			f.log.Warn("RESP connections served by goroutines", "err", err)
+			break
+		}
+		f.loops = append(f.loops, lp)
+		f.wg.Add(1)
+		go lp.run()
+	}
 	f.mu.Unlock()
 	errc := make(chan error, len(f.listeners))
 	for _, l := range f.serving {
@@ -195,6 +212,9 @@ func (f *FrontEnd) accept(l net.Listener) error {
 			return err
 		}
 		pause = 0
+		if f.toLoop(c) {
+			continue
+		}
 		cn := f.newConn(c)
 		f.mu.Lock()
 		if f.closing {
@@ -215,6 +235,33 @@ func (f *FrontEnd) accept(l net.Listener) error {
 	}
 }
 
+// toLoop hands c to an event loop, and reports whether it did.
+func (f *FrontEnd) toLoop(c net.Conn) bool {
+	f.mu.Lock()
+	n := len(f.loops)
+	var lp *evLoop
+	if n > 0 {
+		lp, f.next = f.loops[f.next%n], f.next+1
+	}
+	f.mu.Unlock()
+	if lp == nil {
+		return false
+	}
+	cn := lp.adopt(c)
+	if cn == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closing {
+		lp.discard(cn)
+		return true
+	}
+	f.wg.Add(1)
+	lp.add(cn)
+	return true
+}
+
 // Drain refuses commands still arriving and later ones: every connection
 // answers the commands it has read, then closes.
 func (f *FrontEnd) Drain() {
@@ -223,6 +270,9 @@ func (f *FrontEnd) Drain() {
 	defer f.mu.Unlock()
 	for c := range f.conns {
 		c.wake()
+	}
+	for _, lp := range f.loops {
+		lp.poke()
 	}
 }
 
@@ -252,6 +302,9 @@ func (f *FrontEnd) Shutdown(ctx context.Context) error {
 	f.mu.Lock()
 	for c := range f.conns {
 		c.c.Close()
+	}
+	for _, lp := range f.loops {
+		lp.closeAll()
 	}
 	f.mu.Unlock()
 	<-done
