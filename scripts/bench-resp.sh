@@ -7,6 +7,8 @@
 #   1. single commands: BF.ADD against SADD;
 #   2. pipelined (-P 64): BF.ADD against SADD;
 #   3. BF.MADD of 100 URLs a command: URLs a second;
+#   3b. single commands and BF.MADD with serve's --resp-goroutines: a
+#      goroutine for each connection instead of the event loop;
 #   4. the same rows again with serve's --flush-interval 0: no msync
 #      every second, only the kernel's writeback (a power loss can take
 #      the last 30 s; a process crash, even kill -9, takes nothing), the
@@ -83,6 +85,10 @@ for r in $(seq 1 "$rounds"); do
   echo "$r pipe64 urldedupd $(rps -p "$UPORT" -c 50 -n "$((n * 4))" -P 64 -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
   echo "$r madd100 urldedupd $(rps -p "$UPORT" -c 50 -n "$((n / 20))" -P 4 -r 100000000 "${madd[@]}")" >> "$raw"
   stop_serve
+  start_serve env -- --resp-goroutines
+  echo "$r single-goroutines urldedupd $(rps -p "$UPORT" -c 50 -n "$n" -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
+  echo "$r madd100-goroutines urldedupd $(rps -p "$UPORT" -c 50 -n "$((n / 20))" -P 4 -r 100000000 "${madd[@]}")" >> "$raw"
+  stop_serve
   start_serve env -- --flush-interval 0
   echo "$r single-noflush urldedupd $(rps -p "$UPORT" -c 50 -n "$n" -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
   echo "$r pipe64-noflush urldedupd $(rps -p "$UPORT" -c 50 -n "$((n * 4))" -P 64 -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
@@ -157,6 +163,9 @@ print(f"| single commands | {f(col('single','urldedupd'))} | {f(col('single','re
 print(f"| `-P 64` | {f(col('pipe64','urldedupd'))} | {f(col('pipe64','redis'))} | {ratio('pipe64'):.2f}× |")
 m = [v * 100 for v in col('madd100', 'urldedupd')]
 print(f"| `BF.MADD` of 100 URLs, `-P 4` (URLs/s) | {f(m)} | — | |")
+print(f"| single commands, serve `--resp-goroutines` (a goroutine a connection, not the event loop) | {f(col('single-goroutines','urldedupd'))} | {f(col('single','redis'))} | {ratio_to('single-goroutines','single'):.2f}× |")
+m = [v * 100 for v in col('madd100-goroutines', 'urldedupd')]
+print(f"| `BF.MADD` of 100 URLs, `-P 4`, serve `--resp-goroutines` (URLs/s) | {f(m)} | — | |")
 print(f"| single commands, serve `--flush-interval 0` | {f(col('single-noflush','urldedupd'))} | {f(col('single','redis'))} | {ratio_to('single-noflush','single'):.2f}× |")
 print(f"| `-P 64`, serve `--flush-interval 0` | {f(col('pipe64-noflush','urldedupd'))} | {f(col('pipe64','redis'))} | {ratio_to('pipe64-noflush','pipe64'):.2f}× |")
 m = [v * 100 for v in col('madd100-noflush', 'urldedupd')]
