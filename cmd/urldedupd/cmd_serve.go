@@ -185,7 +185,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 		return usageError(configError(&cfg, err))
 	}
 
-	st, err := openState(ctx, g, state.Options{Create: true, Local: shardfile.Options{FlushInterval: o.flush}})
+	st, err := openState(ctx, g, state.Options{Create: true, Local: shardfile.Options{FlushInterval: o.flush, Populate: true}})
 	if err != nil {
 		return err
 	}

@@ -111,7 +111,7 @@ func (d *Dir) open(opts *Options) error {
 	if err := d.readKey(); err != nil {
 		return err
 	}
-	return d.mapShards(opts.Warn)
+	return d.mapShards(opts.Warn, opts.Populate && !d.readOnly)
 }
 
 // readKey reads a Keyed state's key file and checks it against the
@@ -433,7 +433,7 @@ func checkShardInfo(path string, fi os.FileInfo, size int64) error {
 	return nil
 }
 
-func (d *Dir) mapShards(warn func(error)) error {
+func (d *Dir) mapShards(warn func(error), populateMaps bool) error {
 	if err := d.checkShards(); err != nil {
 		return err
 	}
@@ -454,6 +454,9 @@ func (d *Dir) mapShards(warn func(error)) error {
 			return err
 		}
 		d.maps[i] = m
+		if populateMaps {
+			populate(m)
+		}
 	}
 	if left.shards > 0 && warn != nil {
 		warn(left.warning(d.path))

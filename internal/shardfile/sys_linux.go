@@ -37,6 +37,11 @@ func flock(f *os.File, exclusive bool, timeout time.Duration) error {
 // that tests can count the calls).
 var syncMap = func(b []byte) error { return unix.Msync(b, unix.MS_SYNC) }
 
+// populate maps a writable mapping's pages now (best effort: kernels
+// before 5.14 have no MADV_POPULATE_WRITE, and the pages are then mapped
+// at first touch).
+func populate(b []byte) { unix.Madvise(b, unix.MADV_POPULATE_WRITE) }
+
 // allocatedBytes is the disk space allocated to a file (st_blocks × 512).
 func allocatedBytes(fi os.FileInfo) int64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {

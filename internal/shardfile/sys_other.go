@@ -15,6 +15,8 @@ var syncMap = func(b []byte) error { return errors.ErrUnsupported }
 
 func isNoSpace(err error) bool { return false }
 
+func populate(b []byte) {}
+
 func allocatedBytes(fi os.FileInfo) int64 { return fi.Size() }
 
 func allocate(f *os.File, size int64) error { return errors.ErrUnsupported }
