@@ -158,10 +158,9 @@ func Decode(b []byte, lim *Limits) (*Frame, error) {
 }
 
 func delim(d *json.Decoder, b []byte, want json.Delim) error {
-	off := at(d, b)
-	t, err := d.Token()
+	off, t, err := next(d, b)
 	if err != nil {
-		return syntax(d, err)
+		return err
 	}
 	if t != want {
 		return malformed(off, "want %q, found %v", string(want), describe(t))
@@ -177,6 +176,16 @@ func at(d *json.Decoder, b []byte) int64 {
 		off++
 	}
 	return off
+}
+
+// next reads the next token and where it begins.
+func next(d *json.Decoder, b []byte) (int64, json.Token, error) {
+	off := at(d, b)
+	t, err := d.Token()
+	if err != nil {
+		return off, nil, syntax(d, err)
+	}
+	return off, t, nil
 }
 
 // syntax words a JSON error as a malformed frame.
@@ -249,10 +258,9 @@ func (f *Frame) decodeSet(d *json.Decoder, b []byte, l *Limits) error {
 }
 
 func (f *Frame) decodeIP(d *json.Decoder, b []byte) error {
-	off := at(d, b)
-	t, err := d.Token()
+	off, t, err := next(d, b)
 	if err != nil {
-		return syntax(d, err)
+		return err
 	}
 	s, ok := t.(string)
 	if !ok {
@@ -267,10 +275,9 @@ func (f *Frame) decodeIP(d *json.Decoder, b []byte) error {
 }
 
 func (f *Frame) decodeNumber(d *json.Decoder, b []byte) error {
-	off := at(d, b)
-	t, err := d.Token()
+	off, t, err := next(d, b)
 	if err != nil {
-		return syntax(d, err)
+		return err
 	}
 	s, ok := t.(string)
 	if !ok || !validNumber(s) {
@@ -293,10 +300,9 @@ func validNumber(s string) bool {
 }
 
 func (f *Frame) decodeFlag(d *json.Decoder, b []byte) error {
-	off := at(d, b)
-	t, err := d.Token()
+	off, t, err := next(d, b)
 	if err != nil {
-		return syntax(d, err)
+		return err
 	}
 	switch n, _ := t.(json.Number); n {
 	case "1", "2", "3":
