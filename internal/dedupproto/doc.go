@@ -8,8 +8,8 @@
 // centre, 2 a de-duplication request the centre broadcasts, 3 a host's
 // (or another network's) answer, where a URL the answerer holds is
 // marked 1. This package reads and writes frames (Decode, Frame.Append)
-// with the caps a hostile sender meets; the hosts, centres and task
-// pools are built on it.
+// with the caps a hostile sender meets. The hosts, centres and task
+// pools that will pass frames are not built yet.
 //
 // # Wire format
 //
