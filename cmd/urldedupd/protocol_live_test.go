@@ -338,3 +338,28 @@ func TestProtocolLive(t *testing.T) {
 		}
 	}
 }
+
+// A node without its topology, or at an address the topology does not
+// give it, is a usage error (exit 2) that says so.
+func TestProtocolUsage(t *testing.T) {
+	top := filepath.Join(t.TempDir(), "net.json")
+	os.WriteFile(top, []byte(`{"networks":[{"name":"n1","centre":{"ip":"10.0.0.1","redis":"redis://127.0.0.1:1/0"},"hosts":[{"ip":"10.0.0.2","redis":"redis://127.0.0.1:1/0"}]}]}`), 0o644)
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"networks":[]}`), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"protocol", "centre", "--ip", "10.0.0.1"}, "--topology and --ip are required"},
+		{[]string{"protocol", "centre", "--topology", top, "--ip", "10.0.0.2"}, "10.0.0.2 is no centre of the topology"},
+		{[]string{"protocol", "centre", "--topology", top, "--ip", "ten"}, "--ip"},
+		{[]string{"protocol", "centre", "--topology", bad, "--ip", "10.0.0.1"}, bad + ": dedupproto: bad topology: no networks"},
+		{[]string{"protocol", "take", "--redis", "redis://127.0.0.1:1/0"}, "--consumer"},
+		{[]string{"protocol", "ack", "1-0"}, "--redis is required"},
+	} {
+		_, stderr, code := run(t, nil, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 saying %q", c.args, code, stderr, c.want)
+		}
+	}
+}
