@@ -8,8 +8,21 @@
 // centre, 2 a de-duplication request the centre broadcasts, 3 a host's
 // (or another network's) answer, where a URL the answerer holds is
 // marked 1. This package reads and writes frames (Decode, Frame.Append)
-// with the caps a hostile sender meets. The hosts, centres and task
-// pools that will pass frames are not built yet.
+// with the caps a hostile sender meets, and runs the protocol's nodes on
+// real Redis servers: a Host (URL_pool, task_pool, its finish_URL a
+// urldedupd state), a Centre (task_URL, local_reduce_pool,
+// dist_reduce_pool), and Tasks, a host's task pool as its crawlers claim
+// and acknowledge it. Every node reads one Topology.
+//
+// # Delivery
+//
+// A frame is pushed onto its receiver's inbox, a list in the receiver's
+// Redis; the receiver moves it to a work list and drops it only once
+// handled, so a frame outlives a receiver that stops. No command is sent
+// twice by the client; a node that stopped in the middle of a frame
+// handles it again, and every receiver ignores a frame it has seen. A
+// centre keeps all it knows in its Redis. The choices made where the
+// paper is silent are in docs/literature.md.
 //
 // # Wire format
 //
