@@ -1,6 +1,8 @@
 package main_test
 
 import (
+	"github.com/urldedupd/urldedupd/internal/redistest"
+
 	"context"
 	"os"
 	"os/exec"
@@ -49,6 +51,7 @@ func TestPythonClient(t *testing.T) {
 	_, _, port := serveRESP(t, "--resp-socket", sock)
 	const token = "py-t0ken"
 	_, _, tokenPort := serveRESP(t, "--token", token)
+	redisURL := redistest.Server(t) // task pools of the protocol
 	abs, err := filepath.Abs(pythonClient)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +64,8 @@ func TestPythonClient(t *testing.T) {
 		"URLDEDUPD_TEST_URL=redis://127.0.0.1:"+port,
 		"URLDEDUPD_TEST_SOCKET_URL=unix://"+sock,
 		"URLDEDUPD_TEST_TOKEN_URL=redis://127.0.0.1:"+tokenPort,
-		"URLDEDUPD_TEST_TOKEN="+token)
+		"URLDEDUPD_TEST_TOKEN="+token,
+		"URLDEDUPD_TEST_REDIS_URL="+redisURL)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("python3 -m unittest: %v\n%s", err, out)

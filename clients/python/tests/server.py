@@ -20,3 +20,11 @@ def fresh(n=1, path="page"):
     """n URLs no test has used yet (the state outlives a test)."""
     host = uuid.uuid4().hex[:12]
     return ["http://%s.example/%s/%d" % (host, path, i) for i in range(n)]
+
+
+REDIS_URL = os.environ.get("URLDEDUPD_TEST_REDIS_URL")  # a real redis-server, for task pools
+
+
+def need_redis(test):
+    if not REDIS_URL:
+        raise unittest.SkipTest("URLDEDUPD_TEST_REDIS_URL not set (go test -run TestPythonClient ./cmd/urldedupd)")

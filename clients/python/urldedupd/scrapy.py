@@ -34,10 +34,14 @@ stops rather than fetch duplicates.
 """
 
 import logging
+import os
 
+import scrapy
+from scrapy import signals
 from scrapy.dupefilters import BaseDupeFilter
 
 from .client import DEFAULT_KEY, Client
+from .tasks import TaskPool
 
 #: The key fingerprints go to unless URLDEDUPD_KEY says otherwise.
 FINGERPRINT_KEY = "scrapy"
@@ -131,3 +135,55 @@ class DupeFilter(BaseDupeFilter):
         stats = self.stats or getattr(getattr(spider, "crawler", None), "stats", None)
         if stats is not None:
             stats.inc_value("dupefilter/filtered", spider=spider)
+
+
+class TaskPoolSpider(scrapy.Spider):
+    """A spider whose start requests come from a task pool of urldedupd's
+    de-duplication protocol (``urldedupd protocol host``).
+
+    Settings: URLDEDUPD_TASKS_URL (the host's Redis), URLDEDUPD_TASKS_PREFIX
+    (default "dedup"), URLDEDUPD_TASKS_CONSUMER (default the spider's name
+    and the process id), URLDEDUPD_TASKS_IDLE (seconds before another
+    crawler's unacknowledged URLs are taken over; default 60) and
+    URLDEDUPD_TASKS_BATCH (URLs claimed at a time; default 100).
+
+    The spider claims URLs until the pool has none left, requests each
+    with ``dont_filter=True`` (the protocol has de-duplicated them), and
+    acknowledges a URL when its response arrives. A URL whose fetch
+    fails is not acknowledged: another crawler claims it after the idle
+    time (at least once). Subclasses write ``parse`` as usual.
+    """
+
+    name = "urldedupd-tasks"
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider._fetched, signal=signals.response_received)
+        return spider
+
+    def _pool(self):
+        if getattr(self, "_task_pool", None) is None:
+            s = self.settings
+            url = s.get("URLDEDUPD_TASKS_URL")
+            if not url:
+                raise ValueError("TaskPoolSpider: URLDEDUPD_TASKS_URL is not set")
+            consumer = s.get("URLDEDUPD_TASKS_CONSUMER") or "%s-%d" % (self.name, os.getpid())
+            self._task_pool = TaskPool(url, consumer=consumer, prefix=s.get("URLDEDUPD_TASKS_PREFIX", "dedup"),
+                                       idle=s.getfloat("URLDEDUPD_TASKS_IDLE", 60.0))
+        return self._task_pool
+
+    def start_requests(self):
+        pool = self._pool()
+        batch = self.settings.getint("URLDEDUPD_TASKS_BATCH", 100)
+        while True:
+            tasks = pool.claim(batch)
+            if not tasks:
+                return
+            for task_id, url in tasks:
+                yield scrapy.Request(url, dont_filter=True, meta={"urldedupd_task": task_id})
+
+    def _fetched(self, response, request, spider):
+        task_id = request.meta.get("urldedupd_task")
+        if spider is self and task_id is not None:
+            self._pool().ack([task_id])
