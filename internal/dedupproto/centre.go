@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -49,6 +50,7 @@ type Centre struct {
 	dl      time.Duration
 	others  []netip.Addr // the other networks' centres
 	hostIPs []netip.Addr // its hosts
+	wakeups map[netip.Addr]chan struct{} // a peer's outbox has frames
 }
 
 // NewCentre returns the centre at ip in top. It connects lazily; Start
@@ -59,7 +61,8 @@ func NewCentre(top *Topology, ip netip.Addr, opts *CentreOptions) (*Centre, erro
 		return nil, fmt.Errorf("%w: %s is no centre of the topology", ErrTopology, ip)
 	}
 	c := &Centre{top: top, net: n, me: n.Centre, k: keys(top.prefix()), dl: top.deadline(),
-		peers: map[netip.Addr]*redis.Client{}, logf: func(string, ...any) {}, now: time.Now}
+		peers: map[netip.Addr]*redis.Client{}, wakeups: map[netip.Addr]chan struct{}{},
+		logf: func(string, ...any) {}, now: time.Now}
 	if opts != nil {
 		if opts.Limits != nil {
 			c.lim = *opts.Limits
@@ -82,6 +85,7 @@ func NewCentre(top *Topology, ip netip.Addr, opts *CentreOptions) (*Centre, erro
 			return err
 		}
 		c.peers[nd.IP] = cl
+		c.wakeups[nd.IP] = make(chan struct{}, 1)
 		return nil
 	}
 	for _, h := range n.Hosts {
@@ -126,8 +130,110 @@ func (c *Centre) Run(ctx context.Context) error {
 	if err := c.Start(ctx); err != nil {
 		return err
 	}
+	var wg sync.WaitGroup
+	for ip := range c.peers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.sender(ctx, ip)
+		}()
+	}
 	serve(ctx, func(ctx context.Context) (bool, error) { return c.Step(ctx, block) }, c.logf)
+	wg.Wait()
 	return nil
+}
+
+// sender sends the frames of the outbox of the peer at ip as they come,
+// until ctx ends.
+func (c *Centre) sender(ctx context.Context, ip netip.Addr) {
+	serve(ctx, func(ctx context.Context) (bool, error) {
+		n, err := c.drain(ctx, ip)
+		if err == nil && n < outboxBatch {
+			t := time.NewTimer(block)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+			case <-c.wakeups[ip]:
+			case <-t.C:
+			}
+		}
+		return n > 0, err
+	}, c.logf)
+}
+
+// wake tells the sender of the peer at ip that its outbox has frames.
+func (c *Centre) wake(ip netip.Addr) {
+	select {
+	case c.wakeups[ip] <- struct{}{}:
+	default:
+	}
+}
+
+// Flush sends every frame waiting in the outboxes (Run's senders do it as
+// frames come; a caller of Step calls Flush). It returns how many it
+// sent; a peer that cannot be reached is an error, its frames kept.
+func (c *Centre) Flush(ctx context.Context) (int, error) {
+	total := 0
+	var errs []error
+	for ip := range c.peers {
+		for {
+			n, err := c.drain(ctx, ip)
+			total += n
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if err != nil || n < outboxBatch {
+				break
+			}
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
+// Outboxes: frames for a peer wait in a list of the centre's own Redis,
+// written in the transaction that changes the pools, and are pushed onto
+// the peer's inbox in batches. A centre never waits on a peer (a link
+// to another network is slow, a peer may be down), and a frame is never
+// lost between the pools and the peer: a centre that stops sends what
+// its outboxes hold when it starts again (a frame pushed but not yet
+// trimmed is sent twice, and ignored by its receiver).
+const (
+	outboxBatch = 256    // frames pushed at once
+	maxOutbox   = 10_000 // frames an unreachable peer's outbox keeps (the newest)
+)
+
+// drain pushes up to outboxBatch frames of the peer's outbox onto its
+// inbox, in one command, and trims them from the outbox.
+func (c *Centre) drain(ctx context.Context, ip netip.Addr) (int, error) {
+	key := c.k.of(keyOutbox + ip.String())
+	frames, err := c.own.LRange(ctx, key, 0, outboxBatch-1).Result()
+	if err != nil {
+		return 0, c.unavailable(err)
+	}
+	if len(frames) == 0 {
+		return 0, nil
+	}
+	args := make([]any, len(frames))
+	bytes := 0
+	for i, f := range frames {
+		args[i] = f
+		bytes += len(f)
+	}
+	if err := c.peers[ip].RPush(ctx, c.k.of(keyInbox), args...).Err(); err != nil {
+		c.st.add(SendFailures, 1)
+		if n, lerr := c.own.LLen(ctx, key).Result(); lerr == nil && n > maxOutbox {
+			if c.own.LTrim(ctx, key, -maxOutbox, -1).Err() == nil {
+				c.st.add(OutboxDropped, int(n-maxOutbox))
+			}
+		}
+		return 0, fmt.Errorf("%w: %s: sending %d frames to %s: %v", ErrUnavailable, c.me.IP, len(frames), ip, err)
+	}
+	c.st.add(FramesSent, len(frames))
+	c.st.add(BytesSent, bytes)
+	if err := c.own.LTrim(ctx, key, int64(len(frames)), -1).Err(); err != nil {
+		return len(frames), c.unavailable(err)
+	}
+	return len(frames), nil
 }
 
 // Step completes the frames whose deadline passed, then handles the next
@@ -234,12 +340,16 @@ func (c *Centre) ask(ctx context.Context, pool string, f *Frame, expect []netip.
 	for i, ip := range expect {
 		members[i] = ip.String()
 	}
+	b := mustAppend(f)
 	_, err := c.own.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HDel(ctx, c.k.of(keyLocal), f.Number)
-		p.HSet(ctx, c.k.of(pool), f.Number, mustAppend(f))
+		p.HSet(ctx, c.k.of(pool), f.Number, b)
 		p.Del(ctx, c.k.of(keyExpect+f.Number))
 		p.SAdd(ctx, c.k.of(keyExpect+f.Number), members...)
 		p.ZAdd(ctx, c.k.of(keyDeadlines), redis.Z{Score: float64(c.now().Add(dl).UnixMilli()), Member: f.Number})
+		for _, ip := range expect {
+			p.RPush(ctx, c.k.of(keyOutbox+ip.String()), b)
+		}
 		return nil
 	})
 	if err != nil {
@@ -247,9 +357,7 @@ func (c *Centre) ask(ctx context.Context, pool string, f *Frame, expect []netip.
 	}
 	c.st.add(Requests, 1)
 	for _, ip := range expect {
-		if err := send(ctx, c.peers[ip], c.k, f, &c.st); err != nil {
-			c.logf("%s: frame %s: asking %s: %v (its deadline will complete the frame)", c.me.IP, f.Number, ip, err)
-		}
+		c.wake(ip)
 	}
 	return nil
 }
@@ -417,12 +525,14 @@ func (c *Centre) missing(ctx context.Context, number string, now []string) strin
 // reply sends another network's frame back to its centre, its URLs
 // marked where this network's hosts hold them, and forgets it.
 func (c *Centre) reply(ctx context.Context, f *Frame, origin *Network) error {
-	number := f.Number
+	number, to := f.Number, origin.Centre.IP
 	f.Flag, f.IP = Answer, c.me.IP
-	if err := send(ctx, c.peers[origin.Centre.IP], c.k, f, &c.st); err != nil {
-		c.logf("%s: frame %s: answering %s: %v (its deadline will complete the frame)", c.me.IP, number, origin.Centre.IP, err)
+	b := mustAppend(f)
+	if err := c.forget(ctx, number, func(p redis.Pipeliner) { p.RPush(ctx, c.k.of(keyOutbox+to.String()), b) }); err != nil {
+		return err
 	}
-	return c.forget(ctx, number, nil)
+	c.wake(to)
+	return nil
 }
 
 // handOut puts the URLs left in f into task_URL, one entry each with the

@@ -28,6 +28,7 @@ const (
 	keyExpect    = "expect:"           // + number: set of the addresses whose answer is awaited
 	keySince     = "since"             // hash: number → when the submission arrived (unix ms)
 	keyMissing   = "missing"           // hash: number → the peers that did not answer it in time
+	keyOutbox    = "outbox:"           // + peer address: frames waiting to be pushed onto its inbox
 	keyDone      = "done:"             // + number: the frame was completed (expires after doneTTL)
 )
 

@@ -9,7 +9,8 @@ type Counter int
 const (
 	FramesSent    Counter = iota // frames sent to another node's inbox
 	BytesSent                    // bytes of those frames
-	SendFailures                 // frames that could not be sent (their Redis did not take them)
+	SendFailures                 // attempts to send frames another node's Redis did not take
+	OutboxDropped                // centre: frames dropped from an unreachable peer's full outbox
 	URLsTaken                    // host: URLs taken from URL_pool
 	URLsLocalDup                 // host: taken URLs its finish_URL held (the first pass)
 	URLsSubmitted                // host: URLs submitted to the centre
@@ -35,7 +36,8 @@ const (
 var counterInfo = [numCounters]struct{ name, help string }{
 	FramesSent:    {"frames_sent", "frames sent to another node's inbox"},
 	BytesSent:     {"bytes_sent", "bytes of the frames sent"},
-	SendFailures:  {"send_failures", "frames another node's Redis did not take"},
+	SendFailures:  {"send_failures", "attempts to send frames another node's Redis did not take"},
+	OutboxDropped: {"outbox_dropped", "frames dropped from an unreachable peer's full outbox"},
 	URLsTaken:     {"urls_taken", "URLs taken from URL_pool"},
 	URLsLocalDup:  {"urls_local_dup", "URLs the host's finish_URL held before submission"},
 	URLsSubmitted: {"urls_submitted", "URLs submitted to the centre"},

@@ -161,6 +161,15 @@ func (s *system) quiet(idle ...netip.Addr) {
 					return fmt.Sprintf("%s %s holds %d", ip, k, n)
 				}
 			}
+			outboxes, _ := c.Keys(ctx, "dedup:outbox:*").Result()
+			for _, k := range outboxes {
+				if contains(idle, netip.MustParseAddr(strings.TrimPrefix(k, "dedup:outbox:"))) {
+					continue // frames for a node that is not running, or not there
+				}
+				if n, _ := c.LLen(ctx, k).Result(); n > 0 {
+					return fmt.Sprintf("%s %s holds %d", ip, k, n)
+				}
+			}
 			for _, k := range []string{"dedup:local_reduce_pool", "dedup:dist_reduce_pool"} {
 				if n, _ := c.HLen(ctx, k).Result(); n > 0 {
 					return fmt.Sprintf("%s %s holds %d", ip, k, n)
