@@ -48,8 +48,8 @@ type Centre struct {
 	now     func() time.Time
 	st      Stats
 	dl      time.Duration
-	others  []netip.Addr // the other networks' centres
-	hostIPs []netip.Addr // its hosts
+	others  []netip.Addr                 // the other networks' centres
+	hostIPs []netip.Addr                 // its hosts
 	wakeups map[netip.Addr]chan struct{} // a peer's outbox has frames
 }
 

@@ -153,7 +153,9 @@ func host(ctx context.Context, args []string) error {
 	c := redis.NewClient(o)
 	defer c.Close()
 	var taken, fed, commands int
-	defer func() { fmt.Fprintf(os.Stderr, "urls_taken\t%d\ntasks_fed\t%d\nredis_commands\t%d\n", taken, fed, commands) }()
+	defer func() {
+		fmt.Fprintf(os.Stderr, "urls_taken\t%d\ntasks_fed\t%d\nredis_commands\t%d\n", taken, fed, commands)
+	}()
 	for ctx.Err() == nil {
 		urls, err := c.LRange(ctx, "dedup:URL_pool", 0, int64(*batch-1)).Result()
 		commands++
