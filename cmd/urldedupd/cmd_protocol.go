@@ -50,6 +50,7 @@ type protocolOptions struct {
 	topology  string
 	ip        string
 	frameURLs int
+	linger    time.Duration
 	claimIdle time.Duration
 }
 
@@ -78,6 +79,7 @@ centre's requests from finish_URL, and moves the URLs its centre hands out
 into finish_URL and its task_pool. At exit it prints its counts.`
 		cmd.Example = `  urldedupd -d /var/lib/urldedupd/finish protocol host --topology net.json --ip 10.1.0.2`
 		cmd.Flags().IntVar(&o.frameURLs, "frame-urls", 1000, "URLs of URL_pool one frame takes at most")
+		cmd.Flags().DurationVar(&o.linger, "linger", 200*time.Millisecond, "wait this long for URL_pool to fill a frame before submitting what there is (0: at once)")
 		cmd.Flags().DurationVar(&o.claimIdle, "claim-idle", 30*time.Second, "take over task_URL entries another host left unacknowledged this long")
 	}
 	cmd.Flags().StringVar(&o.topology, "topology", "", "the topology file (JSON; see docs/literature.md)")
@@ -116,8 +118,8 @@ func runProtocolNode(ctx context.Context, g *globalOptions, role string, o *prot
 			return err
 		}
 	case "host":
-		if o.frameURLs < 1 || o.claimIdle <= 0 {
-			return usageError(fmt.Errorf("--frame-urls %d and --claim-idle %v: want both above 0", o.frameURLs, o.claimIdle))
+		if o.frameURLs < 1 || o.claimIdle <= 0 || o.linger < 0 {
+			return usageError(fmt.Errorf("--frame-urls %d, --claim-idle %v, --linger %v: want the first two above 0, --linger not negative", o.frameURLs, o.claimIdle, o.linger))
 		}
 		st, err := openState(ctx, g, state.Options{Create: true, Local: shardfile.Options{FlushInterval: time.Second}})
 		if err != nil {
@@ -125,7 +127,7 @@ func runProtocolNode(ctx context.Context, g *globalOptions, role string, o *prot
 		}
 		defer st.Close()
 		h, err := dedupproto.NewHost(top, ip, dedupproto.FinishURL(st),
-			&dedupproto.HostOptions{FrameURLs: o.frameURLs, ClaimIdle: o.claimIdle, Logf: logf})
+			&dedupproto.HostOptions{FrameURLs: o.frameURLs, Linger: o.linger, ClaimIdle: o.claimIdle, Logf: logf})
 		if err != nil {
 			return usageError(err)
 		}

@@ -24,6 +24,11 @@ type HostOptions struct {
 	// FrameURLs is how many URLs of URL_pool one submission takes at
 	// most; default 1,000.
 	FrameURLs int
+	// Linger is how long a host waits for URL_pool to fill a frame
+	// (FrameURLs) before it submits what there is; 0: at once. Fuller
+	// frames cost the system fewer messages; each URL waits up to Linger
+	// longer.
+	Linger time.Duration
 	// ClaimIdle is how long a task_URL entry read by another host may
 	// stay unacknowledged before this host takes it over; default 30 s.
 	ClaimIdle time.Duration
@@ -52,6 +57,7 @@ type Host struct {
 
 	pendingRead bool // the entries this host read before it stopped are fed again
 	lastClaim   time.Time
+	waiting     time.Time // when URL_pool was first seen too short to fill a frame
 }
 
 // NewHost returns the host at ip in top, whose finish_URL is seen. It
@@ -174,8 +180,27 @@ func sleep(ctx context.Context, d time.Duration) {
 // Submit takes up to FrameURLs URLs from URL_pool, drops those its
 // finish_URL holds (and repeats and URLs no frame can carry), and
 // submits the rest to the centre as one frame. It returns how many URLs
-// it took; they leave URL_pool only once the frame is sent.
+// it took; they leave URL_pool only once the frame is sent. With Linger,
+// it takes nothing until URL_pool fills a frame or has held URLs for
+// Linger.
 func (h *Host) Submit(ctx context.Context) (int, error) {
+	if h.opt.Linger > 0 {
+		n, err := h.own.LLen(ctx, h.k.of(keyURLPool)).Result()
+		if err != nil {
+			return 0, fmt.Errorf("%w: %s: URL_pool: %v", ErrUnavailable, h.me.IP, err)
+		}
+		switch {
+		case n == 0:
+			h.waiting = time.Time{}
+			return 0, nil
+		case n < int64(h.opt.FrameURLs) && h.waiting.IsZero():
+			h.waiting = time.Now()
+			return 0, nil
+		case n < int64(h.opt.FrameURLs) && time.Since(h.waiting) < h.opt.Linger:
+			return 0, nil
+		}
+		h.waiting = time.Time{}
+	}
 	urls, err := h.own.LRange(ctx, h.k.of(keyURLPool), 0, int64(h.opt.FrameURLs-1)).Result()
 	if err != nil {
 		return 0, fmt.Errorf("%w: %s: URL_pool: %v", ErrUnavailable, h.me.IP, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/urldedupd/urldedupd"
 	"github.com/urldedupd/urldedupd/internal/dedupproto"
 	"github.com/urldedupd/urldedupd/internal/redistest"
+	"github.com/urldedupd/urldedupd/internal/statetest"
 )
 
 // URLs extracted by several hosts of several networks, submitted one host
@@ -286,4 +287,46 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 			t.Fatalf("not %s after 30 s", what)
 		}
 	}
+}
+
+// With Linger, a host submits a full frame at once, and a short one only
+// once URL_pool has held URLs for Linger.
+func TestHostLinger(t *testing.T) {
+	s := newSystem(t, 1, 1, time.Hour)
+	ctx := context.Background()
+	me := s.top.Networks[0].Hosts[0].IP
+	host := func(linger time.Duration) *dedupproto.Host {
+		h, err := dedupproto.NewHost(s.top, me, dedupproto.FinishURL(statetest.Bitmap(t)),
+			&dedupproto.HostOptions{FrameURLs: 10, Linger: linger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		return h
+	}
+	long, short := host(time.Hour), host(50*time.Millisecond)
+	urls := func(from, n int) []string {
+		var us []string
+		for i := from; i < from+n; i++ {
+			us = append(us, fmt.Sprintf("http://linger.example/%d", i))
+		}
+		return us
+	}
+	submit := func(h *dedupproto.Host, want int) {
+		t.Helper()
+		if n, err := h.Submit(ctx); n != want || err != nil {
+			t.Fatalf("Submit took %d URLs (%v), want %d", n, err, want)
+		}
+	}
+	s.push(me, urls(0, 3)...)
+	submit(long, 0) // short of a frame: waits
+	submit(long, 0)
+	s.push(me, urls(3, 7)...)
+	submit(long, 10) // a frame: at once
+	s.push(me, urls(10, 2)...)
+	submit(long, 0)
+	submit(short, 0)                   // starts waiting
+	time.Sleep(100 * time.Millisecond) // past its linger
+	submit(short, 2)
+	submit(short, 0) // nothing left
 }
