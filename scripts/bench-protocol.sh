@@ -34,7 +34,7 @@
 # every server, latency from a URL's first push to its first task_pool
 # entry (p50, p99).
 #
-# Usage: sudo scripts/bench-protocol.sh    # URLS=20000 DELAY=10ms DEADLINE=2s MODES="steady burst"
+# Usage: sudo scripts/bench-protocol.sh    # URLS=20000 DELAY=10ms DEADLINE=2s MODES="steady burst" DESIGNS="protocol urldedupd"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
@@ -216,7 +216,7 @@ echo "| design | scenario | load | URLs/s | distinct | handed out | twice | lost
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for mode in $modes; do
   for scenario in "all up" "host down"; do
-    for design in protocol urldedupd; do
+    for design in ${DESIGNS:-protocol urldedupd}; do
       run "$design" "$scenario" "$mode"
     done
   done

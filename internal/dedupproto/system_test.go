@@ -23,7 +23,7 @@ import (
 // identities only (10.<network>.0.1 the centre, 10.<network>.0.<2+j> the
 // hosts).
 type system struct {
-	t       *testing.T
+	t       testing.TB
 	top     *dedupproto.Topology
 	db      map[netip.Addr]*redis.Client
 	hosts   map[netip.Addr]*dedupproto.Host
@@ -32,7 +32,7 @@ type system struct {
 	stop    []func()
 }
 
-func newSystem(t *testing.T, nets, hostsPer int, deadline time.Duration) *system {
+func newSystem(t testing.TB, nets, hostsPer int, deadline time.Duration) *system {
 	t.Helper()
 	if 1+nets*(1+hostsPer) > 16 {
 		t.Fatal("more nodes than a redis-server has databases")
