@@ -210,19 +210,32 @@ func describe(t json.Token) string {
 }
 
 // decodeSet reads url_set: an object of URL → 0 or 1, each URL once.
+// The decoder reads the whole object as one value (checking its syntax
+// in one pass), and its members are then read from those bytes by hand:
+// a URL a few hundred nanoseconds, where one Token a key and a mark cost
+// microseconds and a dozen allocations (BenchmarkFrame).
 func (f *Frame) decodeSet(d *json.Decoder, b []byte, l *Limits) error {
-	if err := delim(d, b, '{'); err != nil {
-		return err
+	base := at(d, b)
+	var raw json.RawMessage
+	if err := d.Decode(&raw); err != nil {
+		return syntax(d, err)
 	}
+	p := skipSpace(raw, 0)
+	if p >= len(raw) || raw[p] != '{' {
+		return malformed(base+int64(p), "want %q, found %v", "{", describeRaw(raw[p:]))
+	}
+	p = skipSpace(raw, p+1)
 	index := map[string]struct{}{}
 	anyHeld := false
-	for d.More() {
-		off := at(d, b)
-		t, err := d.Token()
-		if err != nil {
-			return syntax(d, err)
+	for p < len(raw) && raw[p] != '}' {
+		if raw[p] == ',' {
+			p = skipSpace(raw, p+1)
 		}
-		u := t.(string) // object keys are strings
+		off := base + int64(p)
+		u, end, err := jsonString(raw, p)
+		if err != nil {
+			return malformed(off, "url_set: %v", err)
+		}
 		switch {
 		case len(f.URLs) == l.MaxURLs:
 			return malformed(off, "url_set: more than %d URLs", l.MaxURLs)
@@ -235,26 +248,78 @@ func (f *Frame) decodeSet(d *json.Decoder, b []byte, l *Limits) error {
 			return malformed(off, "url_set: %.128q twice", u)
 		}
 		index[u] = struct{}{}
-		off = at(d, b)
-		t, err = d.Token()
-		if err != nil {
-			return syntax(d, err)
-		}
+		p = skipSpace(raw, end)
+		p = skipSpace(raw, p+1) // the colon: the decoder checked the syntax
+		off = base + int64(p)
 		var held bool
-		switch n, _ := t.(json.Number); n {
-		case "0":
-		case "1":
+		switch {
+		case p+1 < len(raw) && raw[p] == '0' && !numberByte(raw[p+1]):
+		case p+1 < len(raw) && raw[p] == '1' && !numberByte(raw[p+1]):
 			held, anyHeld = true, true
 		default:
-			return malformed(off, "url_set: %.128q is %s, want 0 or 1", u, describe(t))
+			return malformed(off, "url_set: %.128q is %s, want 0 or 1", u, describeRaw(raw[p:]))
 		}
+		p = skipSpace(raw, p+1)
 		f.URLs = append(f.URLs, u)
 		f.Held = append(f.Held, held)
 	}
 	if !anyHeld {
 		f.Held = nil
 	}
-	return delim(d, b, '}')
+	return nil
+}
+
+// skipSpace returns the place of the first byte at or after p that is no
+// JSON white space.
+func skipSpace(b []byte, p int) int {
+	for p < len(b) && (b[p] == ' ' || b[p] == '\t' || b[p] == '\r' || b[p] == '\n') {
+		p++
+	}
+	return p
+}
+
+// numberByte reports whether c can continue a JSON number.
+func numberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
+}
+
+// jsonString reads the JSON string at b[p] (syntax already checked) and
+// returns it and the place after it. A string of printable ASCII with
+// no escapes is taken as it is; any other is unquoted by encoding/json,
+// so that both read a string alike.
+func jsonString(b []byte, p int) (string, int, error) {
+	if p >= len(b) || b[p] != '"' {
+		return "", p, fmt.Errorf("want a string")
+	}
+	for q := p + 1; q < len(b); q++ {
+		switch c := b[q]; {
+		case c == '"':
+			return string(b[p+1 : q]), q + 1, nil
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return slowString(b, p)
+		}
+	}
+	return "", p, io.ErrUnexpectedEOF
+}
+
+func slowString(b []byte, p int) (string, int, error) {
+	d := json.NewDecoder(bytes.NewReader(b[p:]))
+	var s string
+	if err := d.Decode(&s); err != nil {
+		return "", p, err
+	}
+	return s, p + int(d.InputOffset()), nil
+}
+
+// describeRaw names the JSON value at the start of b, as describe does.
+func describeRaw(b []byte) string {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	t, err := d.Token()
+	if err != nil {
+		return "nothing readable"
+	}
+	return describe(t)
 }
 
 func (f *Frame) decodeIP(d *json.Decoder, b []byte) error {

@@ -1,6 +1,8 @@
 package dedupproto_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,7 +14,9 @@ import (
 
 // FuzzDecode: any bytes decode to a frame or to an error wrapping
 // ErrMalformed, never a panic; a frame decoded writes back to bytes that
-// decode to the same frame.
+// decode to the same frame; and encoding/json, reading the same bytes,
+// finds them valid JSON with the same URLs and marks (Decode reads
+// url_set by hand).
 func FuzzDecode(f *testing.F) {
 	files, _ := filepath.Glob("testdata/good/*.json")
 	for _, file := range files {
@@ -28,6 +32,26 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("an error not wrapping ErrMalformed: %v", err)
 			}
 			return
+		}
+		var ref struct {
+			URLSet map[string]json.Number `json:"url_set"`
+		}
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		if err := d.Decode(&ref); err != nil {
+			t.Fatalf("%q decoded, but encoding/json refuses it: %v", b, err)
+		}
+		if len(ref.URLSet) != len(fr.URLs) {
+			t.Fatalf("%q: %d URLs, encoding/json reads %d", b, len(fr.URLs), len(ref.URLSet))
+		}
+		for i, u := range fr.URLs {
+			want := "0"
+			if fr.IsHeld(i) {
+				want = "1"
+			}
+			if got, ok := ref.URLSet[u]; !ok || string(got) != want {
+				t.Fatalf("%q: URL %q marked %s, encoding/json reads %q (%v)", b, u, want, got, ok)
+			}
 		}
 		out, err := fr.Append(nil)
 		if err != nil {
