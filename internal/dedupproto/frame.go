@@ -434,8 +434,17 @@ func (f *Frame) Append(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendString appends s as a JSON string.
+// appendString appends s as a JSON string, as encoding/json writes it:
+// printable ASCII other than '"', '\\' and the HTML characters it escapes
+// (<, >, &) as it is, anything else through json.Marshal.
 func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always marshals
-	return append(b, q...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
