@@ -53,6 +53,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap "exit 130" INT TERM
 
 go build -o "$tmp/urldedupd" ./cmd/urldedupd
 go build -o "$tmp/protobench" ./scripts/protobench
