@@ -146,18 +146,29 @@ func (p *protocolNet) tasks() map[string]int {
 	p.t.Helper()
 	got := map[string]int{}
 	for _, ip := range p.hosts() {
-		out, err := p.cli(ip, "XRANGE", "dedup:task_pool", "-", "+")
-		if err != nil {
-			p.t.Fatalf("XRANGE at %s: %v", ip, err)
+		for u, n := range p.pool(ip) {
+			got[u] += n
 		}
-		// --raw prints each entry as its ID and its field-value pairs, a
-		// line each; the URL follows the field "url".
-		lines := strings.Split(out, "\n")
-		for i := 0; i+1 < len(lines); i++ {
-			if lines[i] == "url" {
-				got[lines[i+1]]++
-				i++
-			}
+	}
+	return got
+}
+
+// pool returns the URLs in the task_pool of the host at ip, with how
+// many times.
+func (p *protocolNet) pool(ip string) map[string]int {
+	p.t.Helper()
+	out, err := p.cli(ip, "XRANGE", "dedup:task_pool", "-", "+")
+	if err != nil {
+		p.t.Fatalf("XRANGE at %s: %v", ip, err)
+	}
+	// --raw prints each entry as its ID and its field-value pairs, a line
+	// each; the URL follows the field "url".
+	got := map[string]int{}
+	lines := strings.Split(out, "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		if lines[i] == "url" {
+			got[lines[i+1]]++
+			i++
 		}
 	}
 	return got
@@ -222,16 +233,7 @@ func TestProtocolLive(t *testing.T) {
 			want[u] = true
 		}
 		got := p.settle(len(want))
-		lost, twice := 0, 0
-		for u := range want {
-			switch got[u] {
-			case 0:
-				lost++
-			case 1:
-			default:
-				twice++
-			}
-		}
+		lost, twice := lostTwice(want, got)
 		if lost != 0 || twice != 0 || len(got) != len(want) {
 			t.Fatalf("after %s's URLs: %d lost, %d handed out twice, %d URLs in task pools for %d extracted",
 				r.host, lost, twice, len(got), len(want))
@@ -243,12 +245,8 @@ func TestProtocolLive(t *testing.T) {
 	h := protocolAddr(0, 1)
 	redisURL := "redis://" + h + ":6379/0"
 	pool := map[string]bool{}
-	out, _ := p.cli(h, "XRANGE", "dedup:task_pool", "-", "+")
-	lines := strings.Split(out, "\n")
-	for i := 0; i+1 < len(lines); i++ {
-		if lines[i] == "url" {
-			pool[lines[i+1]] = true
-		}
+	for u := range p.pool(h) {
+		pool[u] = true
 	}
 	if len(pool) < 10 {
 		t.Fatalf("host %s's task pool holds %d URLs: too few to test", h, len(pool))
@@ -291,16 +289,7 @@ func TestProtocolLive(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	lost, twice := 0, 0
-	for u := range pool {
-		switch taken[u] {
-		case 0:
-			lost++
-		case 1:
-		default:
-			twice++
-		}
-	}
+	lost, twice := lostTwice(pool, taken)
 	for u := range claimed {
 		if taken[u] != 1 {
 			t.Errorf("%s, claimed by the killed crawler, was handed to the other %d times", u, taken[u])
@@ -362,4 +351,19 @@ func TestProtocolUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want 2 saying %q", c.args, code, stderr, c.want)
 		}
 	}
+}
+
+// lostTwice counts the URLs of want that got holds no time (lost) and
+// more than once (twice).
+func lostTwice(want map[string]bool, got map[string]int) (lost, twice int) {
+	for u := range want {
+		switch got[u] {
+		case 0:
+			lost++
+		case 1:
+		default:
+			twice++
+		}
+	}
+	return lost, twice
 }
