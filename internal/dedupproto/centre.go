@@ -411,7 +411,15 @@ func (c *Centre) answered(ctx context.Context, a *Frame) error {
 		c.logf("%s: answer to %s from %s came after the frame was completed", c.me.IP, a.Number, a.IP)
 		return nil
 	case !awaited:
-		c.st.add(Repeats, 1)
+		// A host's answer to this network's frame that has gone on to
+		// the other networks came after its deadline; anything else not
+		// awaited was received before.
+		if n, role := c.top.Find(a.IP); pool == keyDist && n == c.net && role == HostRole && c.ours(f) {
+			c.st.add(LateAnswers, 1)
+			c.logf("%s: answer to %s from %s came after its deadline", c.me.IP, a.Number, a.IP)
+		} else {
+			c.st.add(Repeats, 1)
+		}
 		return nil
 	}
 	held := map[string]bool{}
@@ -446,6 +454,12 @@ func (c *Centre) answered(ctx context.Context, a *Frame) error {
 		return c.complete(ctx, f.Number, nil)
 	}
 	return nil
+}
+
+// ours reports whether f was submitted by a host of this network.
+func (c *Centre) ours(f *Frame) bool {
+	n, _ := c.top.Find(f.IP)
+	return n == c.net
 }
 
 // expire completes the frames whose deadline has passed, with the

@@ -330,3 +330,48 @@ func TestHostLinger(t *testing.T) {
 	submit(short, 2)
 	submit(short, 0) // nothing left
 }
+
+// A host's answer that comes after its network's deadline, while the frame
+// is with the other networks, is counted late (not a repeat), and changes
+// nothing.
+func TestProtocolLateLocalAnswer(t *testing.T) {
+	s := newSystem(t, 2, 2, time.Second)
+	ctx := context.Background()
+	var now time.Time = time.Unix(1_800_000_000, 0)
+	c, err := dedupproto.NewCentre(s.top, centre(1), &dedupproto.CentreOptions{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a, slow := s.hosts[host(1, 1)], s.hosts[host(1, 2)]
+	for _, h := range []*dedupproto.Host{a, slow} {
+		if err := h.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step := func() {
+		t.Helper()
+		if _, err := c.Step(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.push(host(1, 1), "http://late.example/")
+	if n, err := a.Submit(ctx); n != 1 || err != nil {
+		t.Fatalf("submit: %d, %v", n, err)
+	}
+	step()                                 // asks the slow host
+	now = now.Add(1100 * time.Millisecond) // its deadline passes
+	step()                                 // on to network 2
+	if ok, err := slow.Answer(ctx, 0); !ok || err != nil {
+		t.Fatalf("the slow host has no request to answer: %v", err)
+	}
+	step() // its answer
+	st := c.Stats()
+	if st.Get(dedupproto.Deadlines) != 1 || st.Get(dedupproto.LateAnswers) != 1 || st.Get(dedupproto.Repeats) != 0 {
+		t.Errorf("deadlines %d, late answers %d, repeats %d; want 1, 1, 0",
+			st.Get(dedupproto.Deadlines), st.Get(dedupproto.LateAnswers), st.Get(dedupproto.Repeats))
+	}
+}
