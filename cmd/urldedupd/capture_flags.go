@@ -23,6 +23,7 @@ type captureOptions struct {
 	output string
 	ports  []uint
 	dryRun bool
+	count  uint64 // --count: records before the run stops (0: none)
 	reassemblyFlags
 }
 
@@ -168,6 +169,7 @@ func (o *captureOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.output, "output", "o", "-", "write the records to this file (appended) instead of stdout")
 	fs.UintSliceVar(&o.ports, "port", nil, "only parse connections to these server ports, TCP and QUIC (repeatable; default: every port)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "test the URLs without recording them")
+	fs.Uint64VarP(&o.count, "count", "c", 0, "stop after this many records are written (0: never); records already decided are still written")
 	o.reassemblyFlags.AddFlags(fs)
 }
 
@@ -244,10 +246,17 @@ func (o *captureOptions) start(ctx context.Context, g *globalOptions, stdout, st
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
-	log := audit.New(st, st.Signer(), w, format, o.dryRun, audit.LiveOptions(st))
+	batching := audit.LiveOptions(st)
+	if o.count > 0 {
+		// Each request decided and written as it comes, so that --count
+		// stops the run at the record it counts, not a batch later.
+		batching = &audit.Options{Batch: 1}
+	}
+	log := audit.New(st, st.Signer(), w, format, o.dryRun, batching)
 	ctx, cancel := context.WithCancel(ctx)
 	log.OnError = func(error) { cancel() } // a failed decision or write ends the run
 	pipe := audit.NewPipeline(engOpts, log, w.Flush)
+	log.Limit, log.OnLimit = o.count, pipe.Engine.Stop // --count
 	pipe.Engine.OnPanic = func(p *capture.PanicError) {
 		fmt.Fprintf(stderr, "urldedupd: %v; capture goes on\n%s", p, p.Stack)
 	}
@@ -261,6 +270,9 @@ func (r *captureRun) finish(runErr error, stderr io.Writer) error {
 	r.cancel()
 	if logErr != nil && errors.Is(runErr, context.Canceled) {
 		runErr = nil // the log's failure stopped the run: report that alone
+	}
+	if errors.Is(runErr, capture.ErrStopped) {
+		runErr = nil // --count was reached
 	}
 	if r.json {
 		writeJSONSummary(stderr, r.eng.Stats(), r.log.Counts)

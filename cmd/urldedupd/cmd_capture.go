@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,7 +22,7 @@ type liveOptions struct {
 func newCaptureCommand(g *globalOptions) *cobra.Command {
 	o := &liveOptions{}
 	cmd := &cobra.Command{
-		Use:   "capture --iface IF [--bpf EXPR] [flags]",
+		Use:   "capture --iface IF [flags] [--bpf EXPR | EXPR...]",
 		Short: "Find the HTTP requests on a network interface and record their URLs",
 		Long: `Capture from a network interface (a mirror port, say) through AF_PACKET with
 a memory-mapped ring, reassemble TCP, and decide every HTTP/1.x request's
@@ -29,18 +30,28 @@ URL against the state, exactly as replay does for files: by default print
 each URL the first time it is seen. Records are flushed whenever the
 interface is idle for 100 ms.
 
---bpf takes a filter in tcpdump's syntax; it is compiled by tcpdump
-(libpcap's compiler), so tcpdump must be installed to use it.
+--bpf takes a filter in tcpdump's syntax, or give it after the flags, as
+tcpdump takes it (capture -i eth0 tcp port 80); it is compiled by tcpdump
+(libpcap's compiler), so tcpdump must be installed to use it. -c N stops
+the capture once N records have been written (records already decided
+are written too, so a few more may follow).
 
 SIGINT or SIGTERM stops the capture: open connections are flushed, the
 state is synced, a summary (with the kernel's drop count) goes to stderr,
 and the exit code is 0. Needs CAP_NET_RAW (root, or setcap on the binary).`,
 		Example: `  urldedupd capture --iface eth1
-  urldedupd capture --iface eth1 --bpf 'tcp port 80 or tcp port 8080' --json -o /var/log/urldedupd/urls.jsonl`,
-		Args: usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+  urldedupd capture --iface eth1 --bpf 'tcp port 80 or tcp port 8080' --json -o /var/log/urldedupd/urls.jsonl
+  urldedupd capture -i eth1 -c 100 tcp port 80`,
+		Args: usageArgs(cobra.ArbitraryArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.iface == "" {
 				return usageError(errors.New("--iface is required"))
+			}
+			if len(args) > 0 { // a filter after the flags, as tcpdump takes it
+				if o.bpf != "" {
+					return usageError(fmt.Errorf("a filter given twice: --bpf %q and %q; give one", o.bpf, strings.Join(args, " ")))
+				}
+				o.bpf = strings.Join(args, " ")
 			}
 			return runCapture(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,8 +17,9 @@ import (
 func newReplayCommand(g *globalOptions) *cobra.Command {
 	o := &captureOptions{}
 	var maxRecord int
+	var reads []string
 	cmd := &cobra.Command{
-		Use:   "replay [flags] FILE...",
+		Use:   "replay [flags] FILE... | replay -r FILE | replay -",
 		Short: "Find the HTTP requests in pcap/pcapng files and record their URLs",
 		Long: `Read capture files (pcap or pcapng, plain or gzip-compressed, told apart by
 their first bytes) in order, reassemble TCP, find every HTTP/1.x request on
@@ -37,19 +39,35 @@ skipped as it is read (never held in memory) and counted in the summary,
 whatever snap length the file declares. Frames that cannot be decoded are
 named in the summary by link type or EtherType with their count; a file in
 which no frame could be decoded (or with none) is named, and the exit code
-is 6 after the other files were processed.`,
+is 6 after the other files were processed.
+
+As with tcpdump, -r FILE names a file to read (repeatable, read before the
+arguments), "-" reads a capture from standard input (tcpdump -w - | …),
+and -c N stops once N records have been written (records already decided
+are written too, so a few more may follow: a URL recorded as seen is
+never left out of the output).`,
 		Example: `  urldedupd replay monday.pcapng tuesday.pcap.gz
   urldedupd replay --json -o audit.jsonl mirror-*.pcap
-  urldedupd replay --all --port 80 --port 8080 proxy.pcap`,
-		Args: usageArgs(cobra.MinimumNArgs(1)),
+  urldedupd replay --all --port 80 --port 8080 proxy.pcap
+  urldedupd replay -r monday.pcapng -c 10
+  tcpdump -i eth0 -w - 'tcp port 80' | urldedupd replay -`,
+		Args: usageArgs(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if maxRecord <= 0 {
 				return usageError(fmt.Errorf("--max-record %d: must be at least 1 byte", maxRecord))
 			}
-			return runReplay(cmd.Context(), g, o, &capture.FileOptions{MaxRecord: maxRecord}, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			files := append(reads, args...)
+			if len(files) == 0 {
+				return usageError(errors.New("replay: no capture file (give FILE..., -r FILE, or - for standard input)"))
+			}
+			if i := slices.Index(files, "-"); i >= 0 && slices.Contains(files[i+1:], "-") {
+				return usageError(fmt.Errorf("replay: %w", capture.ErrStdinTwice))
+			}
+			return runReplay(cmd.Context(), g, o, &capture.FileOptions{MaxRecord: maxRecord}, files, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	cmd.Flags().StringArrayVarP(&reads, "read", "r", nil, "a capture file to read (repeatable; - for standard input), as tcpdump -r")
 	cmd.Flags().IntVar(&maxRecord, "max-record", capture.DefaultMaxRecord,
 		"longest packet record read, in bytes; longer ones are skipped and counted")
 	return cmd

@@ -40,7 +40,7 @@ func TestCaptureLive(t *testing.T) {
 	if out, err := exec.Command(binary, "--dir", state, "init").CombinedOutput(); err != nil {
 		t.Fatalf("init: %v %s", err, out)
 	}
-	capt := startCapture(t, srv, srvIf, state, "--bpf", "tcp port 8080")
+	capt := startCapture(t, srv, srvIf, state, "tcp", "port", "8080") // the filter as tcpdump takes it
 	nettest.WaitListen(t, srv, 8080)
 
 	var cfg strings.Builder
@@ -79,6 +79,53 @@ func TestCaptureLive(t *testing.T) {
 		t.Fatalf("summary:\n%s", summary)
 	}
 	t.Logf("summary: %s", strings.TrimSpace(summary))
+}
+
+// capture -c 5 stops by itself once 5 records are written, while requests
+// go on: exit 0, its summary, and those 5 records, the first 5.
+func TestCaptureCount(t *testing.T) {
+	srv, cli, srvIf := nettest.Veth(t)
+	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
+	state := filepath.Join(t.TempDir(), "state")
+	if out, err := exec.Command(binary, "--dir", state, "init").CombinedOutput(); err != nil {
+		t.Fatalf("init: %v %s", err, out)
+	}
+	capt := startCapture(t, srv, srvIf, state, "-c", "5", "tcp", "port", "8080")
+	nettest.WaitListen(t, srv, 8080)
+	var cfg strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&cfg, "url = \"http://192.0.2.1:8080/count/%d\"\n", i)
+	}
+	cfgPath := filepath.Join(t.TempDir(), "curl.cfg")
+	os.WriteFile(cfgPath, []byte(cfg.String()), 0o644)
+	curl := nettest.Command(cli, "curl", "-s", "--max-time", "60", "-K", cfgPath)
+	curl.Stdout = nil
+	if out, err := curl.CombinedOutput(); err != nil {
+		t.Fatalf("curl: %v %s", err, out[:min(len(out), 300)])
+	}
+	var summary string
+	timeout := time.After(30 * time.Second)
+	for open := true; open; {
+		select {
+		case l, ok := <-capt.errs:
+			summary += l + "\n"
+			open = ok
+		case <-timeout:
+			t.Fatalf("capture -c 5 still running 30 s after 20 requests; it said:\n%s", summary)
+		}
+	}
+	if err := capt.cmd.Wait(); err != nil {
+		t.Fatalf("capture -c 5: %v\n%s", err, summary)
+	}
+	lines := capt.lines()
+	if len(lines) != 5 || !strings.Contains(summary, "requests 5") {
+		t.Fatalf("capture -c 5 wrote %d records %q; summary:\n%s", len(lines), lines, summary)
+	}
+	for i, l := range lines {
+		if want := fmt.Sprintf("http://192.0.2.1:8080/count/%d", i); l != want {
+			t.Errorf("record %d is %q, want %q", i, l, want)
+		}
+	}
 }
 
 // liveCapture is `urldedupd capture` running in a namespace: its output

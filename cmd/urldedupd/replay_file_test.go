@@ -6,9 +6,11 @@ import (
 	"compress/gzip"
 	bin "encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -180,5 +182,62 @@ func TestReplayHugeRecordMemory(t *testing.T) {
 			t.Fatalf("%s: peak RSS %d MiB, over the mapped state + 256 MiB", path, rssMiB)
 		}
 		os.Remove(path)
+	}
+}
+
+// tcpdump's habits: -r FILE and "-" (standard input) read what FILE does;
+// -c N stops at the Nth record; a bad use is a usage error.
+func TestReplayTcpdumpHabits(t *testing.T) {
+	replay := func(stdin string, args ...string) (string, string, int) {
+		t.Helper()
+		var in io.Reader
+		if stdin != "" {
+			f, err := os.Open(stdin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			in = f
+		}
+		dir := filepath.Join(t.TempDir(), "state")
+		return run(t, in, append([]string{"--dir", dir, "replay"}, args...)...)
+	}
+	want, _, code := replay("", capturePath)
+	if code != 0 || strings.Count(want, "\n") < 10 {
+		t.Fatalf("replay FILE: exit %d, %q", code, want)
+	}
+	for _, c := range []struct {
+		name, stdin string
+		args        []string
+	}{
+		{"-r FILE", "", []string{"-r", capturePath}},
+		{"-", capturePath, []string{"-"}},
+		{"-r -", capturePath, []string{"-r", "-"}},
+	} {
+		if out, stderr, code := replay(c.stdin, c.args...); code != 0 || out != want {
+			t.Errorf("%s: exit %d, %d lines (want %d): %s", c.name, code, strings.Count(out, "\n"), strings.Count(want, "\n"), stderr)
+		}
+	}
+	first := strings.SplitAfter(want, "\n")
+	for _, n := range []int{1, 3} {
+		out, stderr, code := replay("", "-c", strconv.Itoa(n), capturePath)
+		if code != 0 || out != strings.Join(first[:n], "") {
+			t.Errorf("-c %d: exit %d, %q, want the first %d records: %s", n, code, out, n, stderr)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "no capture file"},
+		{[]string{"-", "-"}, "given twice"},
+		{[]string{"-r", "-", "-"}, "given twice"},
+	} {
+		if _, stderr, code := replay(capturePath, c.args...); code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("replay %v: exit %d, %q; want 2 saying %q", c.args, code, stderr, c.want)
+		}
+	}
+	if _, stderr, code := run(t, nil, "capture", "-i", "lo", "--bpf", "tcp", "udp"); code != 2 || !strings.Contains(stderr, "filter given twice") {
+		t.Errorf("capture with --bpf and a filter after the flags: exit %d, %q", code, stderr)
 	}
 }

@@ -101,9 +101,24 @@ type Log struct {
 	// be called from the timer's goroutine.
 	OnError func(error)
 
+	// Limit, when above 0, is the records to write before OnLimit is
+	// called (once): the moment to stop reading packets. Records decided
+	// meanwhile are still written (a URL recorded as seen is never left
+	// out of the log), so a few more may follow.
+	Limit   uint64
+	OnLimit func()
+	written uint64
+
 	// Counts are the requests decided. Read them after Close, or with
 	// CountsNow while the Log runs.
 	Counts Counts
+}
+
+// LimitReached reports whether Limit records have been written.
+func (l *Log) LimitReached() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.Limit > 0 && l.written >= l.Limit
 }
 
 // Options configure how a Log batches. A nil *Options means the defaults.
@@ -413,6 +428,10 @@ func (l *Log) write(r *capture.Request, seen bool) {
 	l.buf = b
 	if _, err := l.w.Write(b); err != nil {
 		l.fail(err)
+		return
+	}
+	if l.written++; l.written == l.Limit && l.OnLimit != nil {
+		l.OnLimit()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/urldedupd/urldedupd/internal/capture/decode"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	quicproto "github.com/urldedupd/urldedupd/internal/capture/proto/quic"
 	"github.com/urldedupd/urldedupd/internal/counter"
@@ -94,18 +95,19 @@ func (s *Stats) Decoded() uint64 { return s.TCP + s.Other + s.Fragments }
 // reports HTTP requests and ClientHellos. It is
 // not safe for concurrent use; run one per source.
 type Engine struct {
-	dec    *decode.Decoder
-	asm    *assembler
-	tcp    *tcpProtocols     // the parsers of TCP streams and their totals
-	quic   *quicproto.Reader // nil unless Protos has ProtoQUIC
-	ports  *[65536]bool
-	protos Protos
-	emit   func(*Request)
-	seg    Segment
-	pkt    Packet
-	stats  Stats
-	safe   Request // a record made to hold to the text rule, and its text
-	text   []byte
+	stopped atomic.Bool // Stop was called
+	dec     *decode.Decoder
+	asm     *assembler
+	tcp     *tcpProtocols     // the parsers of TCP streams and their totals
+	quic    *quicproto.Reader // nil unless Protos has ProtoQUIC
+	ports   *[65536]bool
+	protos  Protos
+	emit    func(*Request)
+	seg     Segment
+	pkt     Packet
+	stats   Stats
+	safe    Request // a record made to hold to the text rule, and its text
+	text    []byte
 
 	panicked bool   // a panic was recovered from
 	panicAt  uint64 // stats.Packets at the last one
@@ -302,6 +304,9 @@ func (e *Engine) flushSafely(src Source) (ok bool) {
 
 func (e *Engine) loop(ctx context.Context, src Source) error {
 	for n := 0; ; n++ {
+		if e.stopped.Load() {
+			return ErrStopped
+		}
 		if n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -327,6 +332,12 @@ func (e *Engine) loop(ctx context.Context, src Source) error {
 		e.Packet(&e.pkt)
 	}
 }
+
+// Stop makes Run return ErrStopped before it reads the next packet (the
+// packets read so far are processed). It is safe to call from any
+// goroutine, and cheap to check: Run looks at it every packet, where it
+// looks at its context every 1,024.
+func (e *Engine) Stop() { e.stopped.Store(true) }
 
 // Stats returns the counts so far.
 func (e *Engine) Stats() Stats {

@@ -13,6 +13,7 @@ var (
 	ErrTruncated     = source.ErrTruncated
 	ErrCorrupt       = source.ErrCorrupt
 	ErrIsDirectory   = source.ErrIsDirectory
+	ErrStdinTwice    = source.ErrStdinTwice
 	ErrInterfaceGone = source.ErrInterfaceGone
 	ErrNoPacket      = source.ErrNoPacket
 )
@@ -22,6 +23,8 @@ var (
 	// no frame could be decoded (a link type or encapsulation this package
 	// does not read, or no frames at all).
 	ErrNothingDecoded = errors.New("no frame could be decoded")
+	// ErrStopped is returned by Engine.Run after Engine.Stop.
+	ErrStopped = errors.New("capture: stopped")
 	// ErrLinkType is returned for a link layer this package cannot decode.
 	ErrLinkType = errors.New("unsupported link type")
 

@@ -15,6 +15,10 @@ var (
 	// directory.
 	ErrIsDirectory = errors.New("is a directory, not a capture file")
 
+	// ErrStdinTwice is returned by OpenFiles when standard input ("-")
+	// is given more than once: it can be read once.
+	ErrStdinTwice = errors.New("standard input (-) given twice: it can be read once")
+
 	// ErrInterfaceGone is returned by a live Source whose interface was
 	// deleted (or replaced by another of the same name).
 	ErrInterfaceGone = errors.New("interface is gone")

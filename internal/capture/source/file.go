@@ -90,6 +90,13 @@ func OpenFiles(paths ...string) (*FileSource, error) {
 	return OpenFilesWith(nil, paths...)
 }
 
+// Stdin, as a path, is standard input (read once: ErrStdinTwice when it is
+// given twice); messages name it StdinName.
+const (
+	Stdin     = "-"
+	StdinName = "standard input"
+)
+
 // OpenFilesWith returns a source over the given files, read in order. It
 // checks that every file exists and is not a directory (ErrIsDirectory),
 // and stats their sizes, for Progress.
@@ -98,7 +105,14 @@ func OpenFilesWith(opts *FileOptions, paths ...string) (*FileSource, error) {
 	if opts != nil && opts.MaxRecord > 0 {
 		s.maxRecord = opts.MaxRecord
 	}
+	stdin := 0
 	for _, p := range paths {
+		if p == Stdin {
+			if stdin++; stdin > 1 {
+				return nil, fmt.Errorf("capture: %w", ErrStdinTwice)
+			}
+			continue // its size is not known: Progress counts what is read
+		}
 		fi, err := os.Stat(p)
 		if err != nil {
 			return nil, fmt.Errorf("capture: %w", err)
@@ -180,11 +194,16 @@ func (s *FileSource) readError(err error) error {
 }
 
 func (s *FileSource) open(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("capture: %w", err)
+	f, name := os.Stdin, StdinName
+	if path != Stdin {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			return fmt.Errorf("capture: %w", err)
+		}
+		name = path
 	}
-	s.f, s.name, s.gz, s.counts = f, path, false, fileCounts{}
+	var err error
+	s.f, s.name, s.gz, s.counts = f, name, false, fileCounts{}
 	s.cur.Store(0)
 	counted := &countingReader{r: f, n: &s.cur}
 	if s.gzBuf == nil {
