@@ -285,9 +285,10 @@ func TestServeEventLogFull(t *testing.T) {
 		t.Fatalf("event log after the disk had room again: %q", got)
 	}
 	waitLog(t, &stderr, `"msg":"event log: writing again","lost_total":10`)
-	if v := metric(t, c, `urldedupd_capture_new_total{source="`+srvIf+`"}`); v != 20 {
-		t.Fatalf("capture_new_total = %v, want 20", v)
-	}
+	// The metrics are gathered from the capture's counts, which may lag
+	// the event log's records on a loaded machine (failed in a fresh
+	// clone's make test beside stress-ng: 10, want 20): wait, bounded.
+	waitMetric(t, c, `urldedupd_capture_new_total{source="`+srvIf+`"}`, 20)
 	stopServe(t, cmd)
 }
 
