@@ -92,17 +92,7 @@ func TestCaptureCount(t *testing.T) {
 	}
 	capt := startCapture(t, srv, srvIf, state, "-c", "5", "tcp", "port", "8080")
 	nettest.WaitListen(t, srv, 8080)
-	var cfg strings.Builder
-	for i := range 20 {
-		fmt.Fprintf(&cfg, "url = \"http://192.0.2.1:8080/count/%d\"\n", i)
-	}
-	cfgPath := filepath.Join(t.TempDir(), "curl.cfg")
-	os.WriteFile(cfgPath, []byte(cfg.String()), 0o644)
-	curl := nettest.Command(cli, "curl", "-s", "--max-time", "60", "-K", cfgPath)
-	curl.Stdout = nil
-	if out, err := curl.CombinedOutput(); err != nil {
-		t.Fatalf("curl: %v %s", err, out[:min(len(out), 300)])
-	}
+	fetchPaths(t, cli, "count", 0, 20)
 	var summary string
 	timeout := time.After(30 * time.Second)
 	for open := true; open; {
@@ -118,13 +108,8 @@ func TestCaptureCount(t *testing.T) {
 		t.Fatalf("capture -c 5: %v\n%s", err, summary)
 	}
 	lines := capt.lines()
-	if len(lines) != 5 || !strings.Contains(summary, "requests 5") {
-		t.Fatalf("capture -c 5 wrote %d records %q; summary:\n%s", len(lines), lines, summary)
-	}
-	for i, l := range lines {
-		if want := fmt.Sprintf("http://192.0.2.1:8080/count/%d", i); l != want {
-			t.Errorf("record %d is %q, want %q", i, l, want)
-		}
+	if want := paths("count", 0, 5); !slices.Equal(lines, want) || !strings.Contains(summary, "requests 5") {
+		t.Fatalf("capture -c 5 wrote %q, want %q; summary:\n%s", lines, want, summary)
 	}
 }
 

@@ -375,3 +375,41 @@ func TestProtocolLateLocalAnswer(t *testing.T) {
 			st.Get(dedupproto.Deadlines), st.Get(dedupproto.LateAnswers), st.Get(dedupproto.Repeats))
 	}
 }
+
+// The outbox of a peer that cannot be reached keeps its newest frames, at
+// most 10,000, and counts the ones it drops.
+func TestOutboxCap(t *testing.T) {
+	s := newSystem(t, 1, 1, time.Hour)
+	ctx := context.Background()
+	top := *s.top
+	top.Networks = append([]dedupproto.Network(nil), s.top.Networks...)
+	gone := host(1, 9)
+	top.Networks[0].Hosts = append(top.Networks[0].Hosts, dedupproto.Node{IP: gone, Redis: fmt.Sprintf("redis://127.0.0.1:%d/0", redistest.FreePort(t))})
+	c, err := dedupproto.NewCentre(&top, centre(1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const over = 10_005
+	key := "dedup:outbox:" + gone.String()
+	frames := make([]any, over)
+	for i := range frames {
+		frames[i] = fmt.Sprintf(`{"url_set":{"http://cap.example/%d":0},"ip":"10.1.0.2","number":"n1/10.1.0.2/%d","flag":2}`, i, i)
+	}
+	db := s.db[centre(1)]
+	if err := db.RPush(ctx, key, frames...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Flush(ctx); err == nil {
+		t.Fatal("frames to an unreachable peer were sent")
+	}
+	if n, _ := db.LLen(ctx, key).Result(); n != 10_000 {
+		t.Errorf("the outbox holds %d frames, want 10,000", n)
+	}
+	if first, _ := db.LIndex(ctx, key, 0).Result(); first != frames[over-10_000] {
+		t.Errorf("the outbox starts with %.80s, want the newest 10,000", first)
+	}
+	if n := c.Stats().Get(dedupproto.OutboxDropped); n != over-10_000 {
+		t.Errorf("%d frames counted dropped, want %d", n, over-10_000)
+	}
+}
