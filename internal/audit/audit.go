@@ -114,13 +114,6 @@ type Log struct {
 	Counts Counts
 }
 
-// LimitReached reports whether Limit records have been written.
-func (l *Log) LimitReached() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.Limit > 0 && l.written >= l.Limit
-}
-
 // Options configure how a Log batches. A nil *Options means the defaults.
 type Options struct {
 	// Batch is the most requests per batch; default 1000 against a
