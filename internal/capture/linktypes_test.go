@@ -78,6 +78,8 @@ var linkCases = []struct {
 	{"nflog", decode.LinkTypeNFLOG, nflogFrame},
 	{"ppp", layers.LinkTypePPP, func(ip []byte) []byte { return cat([]byte{0xff, 3, 0, 0x21}, ip) }},
 	{"ppp hdlc", decode.LinkTypePPPHDLC, func(ip []byte) []byte { return cat([]byte{0xff, 3, 0, 0x21}, ip) }},
+	{"ppp pfc", layers.LinkTypePPP, func(ip []byte) []byte { return cat([]byte{0xff, 3, 0x21}, ip) }},
+	{"ppp acfc pfc", layers.LinkTypePPP, func(ip []byte) []byte { return cat([]byte{0x21}, ip) }},
 }
 
 // Every link type read by hand: the request is found once, and tshark finds

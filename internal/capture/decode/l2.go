@@ -50,28 +50,24 @@ func (d *Decoder) etherType(t uint16, rest []byte, seg *Segment) (Result, Reason
 			d.path.field(l, uint32(be.Uint16(rest)&0x0fff), 2) // the VLAN ID
 			t, rest = be.Uint16(rest[2:]), rest[4:]
 		case t == 0x8864:
-			if len(rest) < 8 {
+			if len(rest) < 7 { // the session header, then a protocol of one byte or more
 				return Malformed, Reason{}, errShortPPPoE
 			}
 			if !d.encap.push(EncapPPPoE) {
 				return Undecoded, Reason{ReasonEncapDepth, MaxEncap}, nil
 			}
 			d.path.field(EncapPPPoE, uint32(be.Uint16(rest[2:])), 2) // the session ID
-			if n := int(be.Uint16(rest[4:])); n >= 2 && n <= len(rest)-6 {
+			if n := int(be.Uint16(rest[4:])); n >= 1 && n <= len(rest)-6 {
 				rest = rest[:6+n] // without the Ethernet padding
 			}
-			ppp := be.Uint16(rest[6:])
-			rest = rest[8:]
-			switch {
-			case ppp == 0x0021:
-				t = 0x0800
-			case ppp == 0x0057:
-				t = 0x86dd
-			case ppp >= 0x8000: // LCP, IPCP, PAP, CHAP ...: no IP
-				return Other, Reason{ReasonPPP, uint32(ppp)}, nil
-			default:
-				return Undecoded, Reason{ReasonPPP, uint32(ppp)}, nil
+			// RFC 2516 forbids address and control bytes and
+			// protocol-field compression in a session, but senders use
+			// both: they are read as on a PPP link.
+			proto, payload, ok := pppHeader(rest[6:])
+			if !ok {
+				return Malformed, Reason{}, errShortPPPoE
 			}
+			return d.pppPayload(proto, payload, seg)
 		case t == 0x8847 || t == 0x8848:
 			if !d.encap.push(EncapMPLS) {
 				return Undecoded, Reason{ReasonEncapDepth, MaxEncap}, nil

@@ -138,24 +138,38 @@ func (d *Decoder) nflog(data []byte, seg *Segment) (Result, Reason, error) {
 	return Other, Reason{ReasonNoPacket, 0}, nil // no payload logged
 }
 
-// ppp decodes a PPP frame, with or without its HDLC address and control
-// bytes, with a 1- or 2-byte protocol field.
+// ppp decodes a PPP frame (a raw PPP link type), with or without its
+// HDLC address and control bytes, with a 1- or 2-byte protocol field.
 func (d *Decoder) ppp(data []byte, seg *Segment) (Result, Reason, error) {
+	proto, data, ok := pppHeader(data)
+	if !ok {
+		return Malformed, Reason{}, errShortPPP
+	}
+	return d.pppPayload(proto, data, seg)
+}
+
+// pppHeader reads the start of a PPP frame: the HDLC address and control
+// bytes (0xff 0x03) when they are there (Address-and-Control-Field
+// Compression leaves them out), then the protocol, in one byte when its
+// first byte is odd (Protocol-Field Compression, RFC 1661 §6.5: 0x21 for
+// IPv4) or else in two. ok is false when the frame ends first.
+func pppHeader(data []byte) (proto uint16, rest []byte, ok bool) {
 	if len(data) >= 2 && data[0] == 0xff && data[1] == 0x03 {
 		data = data[2:]
 	}
-	if len(data) < 1 {
-		return Malformed, Reason{}, errShortPPP
+	switch {
+	case len(data) >= 1 && data[0]&1 == 1:
+		return uint16(data[0]), data[1:], true
+	case len(data) >= 2:
+		return binary.BigEndian.Uint16(data), data[2:], true
 	}
-	var proto uint16
-	if data[0]&1 == 1 { // a compressed, 1-byte protocol
-		proto, data = uint16(data[0]), data[1:]
-	} else {
-		if len(data) < 2 {
-			return Malformed, Reason{}, errShortPPP
-		}
-		proto, data = binary.BigEndian.Uint16(data), data[2:]
-	}
+	return 0, nil, false
+}
+
+// pppPayload decodes what a PPP frame of protocol proto carries: IPv4,
+// IPv6 or MPLS; a control protocol (LCP, IPCP, PAP, CHAP ...) is other,
+// any other protocol undecoded, by its number.
+func (d *Decoder) pppPayload(proto uint16, data []byte, seg *Segment) (Result, Reason, error) {
 	switch {
 	case proto == 0x0021, proto == 0x0057:
 		return d.ip(data, seg)
