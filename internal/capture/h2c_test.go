@@ -308,3 +308,81 @@ func TestH2CTablesCountInTheCap(t *testing.T) {
 		t.Errorf("the cap was not reached and refused: %d requests, h2c %+v, %d overflows", reqs, st.H2C, st.Assembler.Overflows)
 	}
 }
+
+// h2c inside an HTTP CONNECT tunnel, from real traffic
+// (scripts/make-h2c-connect-capture.sh): curl through tinyproxy to
+// nghttpd and a Go h2c server with prior knowledge, TLS and HTTP/1.1
+// through the same proxy. Each CONNECT is recorded, and the HTTP/2
+// requests inside it; TLS inside is read as before, and HTTP/1 inside a
+// tunnel is not parsed (as tshark does not). tshark, told that the
+// bytes after each CONNECT are HTTP/2, finds the same requests.
+func TestH2CInsideConnect(t *testing.T) {
+	const path = "testdata/captures/h2c-connect.pcap"
+	want := readLines(t, "testdata/captures/h2c-connect.urls")
+	got, st := replayProtos(t, 0, path)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if st.H2C != (H2CStats{Connections: 4}) || st.Records[ProtoH2C] != 4 || st.Assembler.NonHTTP[StreamTunnel] != 1 || st.Assembler.ParseErrors != 0 {
+		t.Errorf("h2c %+v records %v non-HTTP %v parse errors %d", st.H2C, st.Records, st.Assembler.NonHTTP, st.Assembler.ParseErrors)
+	}
+	// tshark reads a tunnel as HTTP/2 when told its port is; 8080 is in
+	// its HTTP port range, which wins, so the tunnel to nghttpd on 8080 is
+	// left out of the comparison.
+	out, err := exec.Command("tshark", "-r", path, "-d", "tcp.port==8081,http2", "-Y", "http2.type==1 && http2.headers.method",
+		"-T", "fields", "-E", "separator=/s", "-e", "http2.headers.method", "-e", "http2.headers.authority", "-e", "http2.headers.path").Output()
+	if err != nil {
+		t.Fatalf("tshark: %v", err)
+	}
+	var fromTshark, wantTshark []string
+	for l := range strings.Lines(strings.TrimSpace(string(out))) {
+		f := strings.Fields(l)
+		if len(f) == 3 {
+			fromTshark = append(fromTshark, "h2c "+f[0]+" http://"+f[1]+f[2])
+		}
+	}
+	for _, w := range want {
+		if strings.HasPrefix(w, "h2c ") && !strings.Contains(w, ":8080/") {
+			wantTshark = append(wantTshark, w)
+		}
+	}
+	sort.Strings(fromTshark)
+	if len(wantTshark) != 3 || !reflect.DeepEqual(fromTshark, wantTshark) {
+		t.Errorf("tshark finds %q, want %q", fromTshark, wantTshark)
+	}
+	// Without h2c, its tunnels are counted as HTTP/2 streams and skipped.
+	got, st = replayProtos(t, 1<<ProtoHTTP|1<<ProtoTLS, path)
+	if st.Records[ProtoH2C] != 0 || st.Assembler.NonHTTP[StreamHTTP2] != 4 || len(got) != len(want)-4 {
+		t.Errorf("without h2c: %q, non-HTTP %v", got, st.Assembler.NonHTTP)
+	}
+}
+
+// An HTTP/2 request inside a CONNECT tunnel that names no authority
+// (neither :authority nor Host) is recorded at the authority the CONNECT
+// opened, its userinfo left out, not at the proxy's address; the
+// authority is not kept past its connection.
+func TestH2CInsideConnectNoAuthority(t *testing.T) {
+	c, s := netip.MustParseAddrPort("192.0.2.10:40000"), netip.MustParseAddrPort("192.0.2.1:3128")
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "http"}, {":path", "/no/authority"}} {
+		enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	connect := "CONNECT user:secret@inner.example:8081 HTTP/1.1\r\nHost: inner.example:8081\r\n\r\n"
+	h2 := h2c.Preface + string(h2cFrame(0x4, 0, 0, nil)) + string(h2cFrame(0x1, 0x4, 1, hb.Bytes()))
+	var got []string
+	e := NewEngine(nil, func(r *Request) { got = append(got, r.Proto.String()+" "+string(r.URL)) })
+	seq := uint32(101)
+	for _, f := range [][]byte{
+		frame(t, linkEth, tcpSeg{src: c, dst: s, seq: 100, syn: true}),
+		frame(t, linkEth, tcpSeg{src: c, dst: s, seq: seq, ack: true, payload: connect}),
+		frame(t, linkEth, tcpSeg{src: c, dst: s, seq: seq + uint32(len(connect)), ack: true, payload: h2}),
+	} {
+		e.Packet(&Packet{Data: f, Link: layers.LinkTypeEthernet})
+	}
+	e.asm.Flush()
+	want := []string{"http inner.example:8081", "h2c http://inner.example:8081/no/authority"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("records %q, want %q", got, want)
+	}
+}

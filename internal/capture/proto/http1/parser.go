@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 
+	"github.com/urldedupd/urldedupd/internal/capture/record"
 	"github.com/urldedupd/urldedupd/internal/capture/stream"
 )
 
@@ -284,6 +285,7 @@ func (p *reqParser) endHeaders(emit func(*request)) {
 	case p.r.tunnel:
 		p.state, p.connected = stSniff, true // the bytes after it: the tunnel, or a retry after a 407
 		p.destPort = authorityPort(p.r.target)
+		p.tunnelDest(p.r.target)
 	case p.chunked:
 		p.state = stChunkSize
 	case p.bodyLeft > 0:
@@ -427,9 +429,30 @@ func (p *reqParser) close(emit func(*request)) {
 		p.inner.Collect()
 		p.inner = nil
 	}
-	p.state, p.socks, p.connected, p.destPort = stRequest, 0, false, 0
+	p.state, p.socks, p.connected, p.destPort, p.dest = stRequest, 0, false, 0, 0
 	p.line, p.overflow, p.junk = p.line[:0], false, false
 	p.upgrade, p.h2Upgrade = false, false
+}
+
+// maxTunnelDest bounds the authority of a CONNECT kept as its tunnel's
+// destination: a host name (at most 253 bytes) and a port.
+const maxTunnelDest = 262
+
+// tunnelDest keeps the authority a CONNECT opened, without its userinfo,
+// at the front of p.req as the tunnel's destination: the authority of a
+// request inside the tunnel that names none (an HTTP/2 request without
+// :authority). A longer one is not kept (the server's address will do).
+// target aliases p.req (or the array it had), so it is copied first.
+func (p *reqParser) tunnelDest(target []byte) {
+	auth := record.WithoutUserinfo(target)
+	if len(auth) > maxTunnelDest || len(auth) > cap(p.req) {
+		p.req, p.dest = p.req[:0], 0
+		return
+	}
+	var tmp [maxTunnelDest]byte
+	n := copy(tmp[:], auth)
+	d := record.AppendHostName(p.req[:0], tmp[:n]) // never longer than auth: within p.req's capacity
+	p.req, p.dest = d, int32(len(d))
 }
 
 // upgraded starts HTTP/2 after a request that asked for "Upgrade: h2c":

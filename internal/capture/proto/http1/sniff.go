@@ -415,11 +415,12 @@ func (p *reqParser) collect(s *Stats) {
 
 // tunnelled looks at the bytes after a CONNECT. Another CONNECT is the
 // client's retry after a 407 (with credentials) and is parsed; anything
-// else is the tunnel, whose bytes are not HTTP to this connection: TLS or
-// SSH are counted as such, the rest (plain HTTP to the far end included,
-// as tshark does) as StreamTunnel.
+// else is the tunnel, whose bytes are not HTTP to this connection: TLS,
+// SSH or the HTTP/2 preface (h2c, prior knowledge) are counted as such
+// and TLS and h2c handed to their protocols, the rest (plain HTTP/1 to
+// the far end included, as tshark does) counted as StreamTunnel.
 func (p *reqParser) tunnelled(b []byte) (sniffResult, int, StreamKind) {
-	for _, prefix := range [...]string{"CONNECT ", "SSH-", "\x16\x03"} {
+	for _, prefix := range [...]string{"CONNECT ", "SSH-", "\x16\x03", prefaceLine} {
 		if len(b) < len(prefix) && string(b) == prefix[:len(b)] {
 			return sniffMore, 0, 0
 		}
@@ -432,6 +433,8 @@ func (p *reqParser) tunnelled(b []byte) (sniffResult, int, StreamKind) {
 		return sniffNonHTTP, 0, StreamTLS
 	case bytes.HasPrefix(b, []byte("SSH-")):
 		return sniffNonHTTP, 0, StreamSSH
+	case bytes.HasPrefix(b, []byte(prefaceLine)):
+		return sniffNonHTTP, 0, StreamHTTP2 // h2c through the tunnel: read when h2c is
 	}
 	return sniffNonHTTP, 0, StreamTunnel
 }
