@@ -4,8 +4,8 @@
 # veth pair (scripts/netns.sh): curl, told to tunnel through a proxy (-p)
 # and to speak HTTP/2 with prior knowledge, asks tinyproxy (Debian's
 # tinyproxy) to CONNECT to nghttpd (nghttp2-server) and to scripts/h2cserver;
-# a TLS connection through the same proxy and a plain HTTP/1.1 request
-# through a tunnel are there too. tcpdump records the client's side of the
+# a TLS connection and a plain HTTP/1.1 request through the same proxy's
+# tunnels are there too. tcpdump records the client's side of the
 # proxy (the proxy's own connections to the servers stay on the server
 # namespace's loopback).
 # Needs root, iproute2, tcpdump, curl, nghttp2-server, tinyproxy, openssl, go.
@@ -78,5 +78,6 @@ wait $rec 2>/dev/null || true
   echo "http CONNECT $srv4:$tls"
   echo "tls  https://$srv4:$tls/"
   echo "http CONNECT $srv4:$h1"
+  echo "http GET http://$srv4:$h1/plain/inside"
 } > "$caps/h2c-connect.urls"
 echo "wrote $caps/h2c-connect.pcap and $caps/h2c-connect.urls"

@@ -52,6 +52,9 @@ type Stats struct {
 	TLS     TLSStats  // ClientHellos over TCP
 	QUIC    QUICStats // ClientHellos in QUIC Initial packets
 	H2C     H2CStats  // cleartext HTTP/2 connections
+	// StartTLS count the streams read for a TLS start after a cleartext
+	// prelude (SMTP STARTTLS, PostgreSQL's SSLRequest ...).
+	StartTLS StartTLSStats
 	// Reasons count the Other and Undecoded frames by reason.
 	Reasons Reasons
 }
@@ -77,6 +80,7 @@ var StatsCounters = sync.OnceValue(func() counter.Table[Stats] {
 	t = append(t, counter.Nest(DefragStatsCounters, "", func(s *Stats) *DefragStats { return &s.Defrag })...)
 	t = append(t, counter.Nest(TLSStatsCounters, "", func(s *Stats) *TLSStats { return &s.TLS })...)
 	t = append(t, counter.Nest(H2CStatsCounters, "", func(s *Stats) *H2CStats { return &s.H2C })...)
+	t = append(t, counter.Nest(StartTLSStatsCounters, "", func(s *Stats) *StartTLSStats { return &s.StartTLS })...)
 	for p := range NumProtos {
 		t = append(t, counter.Desc[Stats]{Name: "records:" + p.String(), Help: "records of " + p.String(),
 			Metric: "records", Label: "proto=" + p.String(), Text: p.String(),

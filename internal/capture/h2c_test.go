@@ -314,7 +314,7 @@ func TestH2CTablesCountInTheCap(t *testing.T) {
 // nghttpd and a Go h2c server with prior knowledge, TLS and HTTP/1.1
 // through the same proxy. Each CONNECT is recorded, and the HTTP/2
 // requests inside it; TLS inside is read as before, and HTTP/1 inside a
-// tunnel is not parsed (as tshark does not). tshark, told that the
+// tunnel is parsed (as tshark does). tshark, told that the
 // bytes after each CONNECT are HTTP/2, finds the same requests.
 func TestH2CInsideConnect(t *testing.T) {
 	const path = "testdata/captures/h2c-connect.pcap"
@@ -323,7 +323,7 @@ func TestH2CInsideConnect(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	if st.H2C != (H2CStats{Connections: 4}) || st.Records[ProtoH2C] != 4 || st.Assembler.NonHTTP[StreamTunnel] != 1 || st.Assembler.ParseErrors != 0 {
+	if st.H2C != (H2CStats{Connections: 4}) || st.Records[ProtoH2C] != 4 || st.Assembler.NonHTTP != (NonHTTPCounts{StreamTLS: 1}) || st.Assembler.ParseErrors != 0 {
 		t.Errorf("h2c %+v records %v non-HTTP %v parse errors %d", st.H2C, st.Records, st.Assembler.NonHTTP, st.Assembler.ParseErrors)
 	}
 	// tshark reads a tunnel as HTTP/2 when told its port is; 8080 is in

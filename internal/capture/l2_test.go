@@ -29,6 +29,7 @@ func l2pppoe(ip []byte, v6 bool) []byte {
 	h = binary.BigEndian.AppendUint16(h, uint16(len(ip)+2))
 	return binary.BigEndian.AppendUint16(h, proto)
 }
+
 // l2pppoeShort is a PPPoE session header whose PPP header has the HDLC
 // address and control bytes when acfc is false, and a protocol field
 // compressed to one byte (Protocol-Field Compression).

@@ -4,6 +4,7 @@ import (
 	"github.com/urldedupd/urldedupd/internal/capture/proto/h2c"
 	"github.com/urldedupd/urldedupd/internal/capture/proto/http1"
 	quicproto "github.com/urldedupd/urldedupd/internal/capture/proto/quic"
+	"github.com/urldedupd/urldedupd/internal/capture/proto/starttls"
 	tlsproto "github.com/urldedupd/urldedupd/internal/capture/proto/tls"
 	"github.com/urldedupd/urldedupd/internal/capture/record"
 	"github.com/urldedupd/urldedupd/internal/capture/stream"
@@ -35,8 +36,9 @@ func init() {
 // stream it recognises as another protocol's to that protocol's Taker.
 type tcpProtocols struct {
 	*http1.Protocol
-	tls *tlsproto.Protocol
-	h2c *h2c.Protocol
+	tls      *tlsproto.Protocol
+	h2c      *h2c.Protocol
+	starttls *starttls.Protocol
 }
 
 func newTCPProtocols(sink *stream.Sink, maxLine int, protos Protos) *tcpProtocols {
@@ -45,8 +47,19 @@ func newTCPProtocols(sink *stream.Sink, maxLine int, protos Protos) *tcpProtocol
 		tls:      tlsproto.New(sink, ProtoTLS),
 		h2c:      h2c.New(sink, ProtoH2C),
 	}
+	t.starttls = starttls.New(t.tls.Take)
 	if protos.Has(ProtoTLS) {
 		t.Takers[http1.StreamTLS] = http1.Taker{Take: t.tls.Take, Start: true}
+		// The protocols a client may start TLS in: their prelude is
+		// walked, and the TLS after it read as TLS.
+		for kind, f := range map[StreamKind]starttls.Framing{
+			http1.StreamSMTP: starttls.Lines, http1.StreamIMAP: starttls.Lines, http1.StreamPOP3: starttls.Lines,
+			http1.StreamFTP: starttls.Lines, http1.StreamFTPPOP3: starttls.Lines, http1.StreamXMPP: starttls.XML,
+			http1.StreamLDAP: starttls.BER, http1.StreamPostgres: starttls.Length4, http1.StreamMySQL: starttls.MySQL,
+			http1.StreamRDP: starttls.TPKT,
+		} {
+			t.Takers[kind] = http1.Taker{Take: t.starttls.Taker(f), Start: true}
+		}
 	}
 	if protos.Has(ProtoH2C) {
 		t.Takers[http1.StreamHTTP2] = http1.Taker{Take: t.h2c.Take}
@@ -61,11 +74,12 @@ func (t *tcpProtocols) stats(s *Stats) {
 	s.Assembler.NonHTTP = t.Stats.NonHTTP
 	s.TLS = t.tls.Stats
 	s.H2C = t.h2c.Stats
+	s.StartTLS = t.starttls.Stats
 }
 
 // parserCost is the most bytes the parsers of a TCP stream take: HTTP/1's
 // and that of the protocol it hands the stream to, counted in FlowCost.
-const parserCost = http1.ParserCost + max(tlsproto.ParserCost, h2c.ParserCost)
+const parserCost = http1.ParserCost + max(tlsproto.ParserCost, h2c.ParserCost, starttls.ParserCost+tlsproto.ParserCost)
 
 // newAssembler returns an assembler of every protocol that calls emit for
 // every record. opts may be nil.
@@ -105,6 +119,9 @@ type (
 	// H2CStats count the client streams decoded as cleartext HTTP/2
 	// (proto/h2c.Stats).
 	H2CStats = h2c.Stats
+	// StartTLSStats count the client streams read for a TLS start after a
+	// cleartext prelude (proto/starttls.Stats).
+	StartTLSStats = starttls.Stats
 	// QUICStats count the UDP datagrams read as QUIC and the ClientHellos
 	// found in their Initial packets (proto/quic.Stats).
 	QUICStats = quicproto.Stats
@@ -121,6 +138,11 @@ const (
 	StreamFTPPOP3  = http1.StreamFTPPOP3
 	StreamTunnel   = http1.StreamTunnel
 	StreamHTTP2    = http1.StreamHTTP2
+	StreamXMPP     = http1.StreamXMPP
+	StreamLDAP     = http1.StreamLDAP
+	StreamPostgres = http1.StreamPostgres
+	StreamMySQL    = http1.StreamMySQL
+	StreamRDP      = http1.StreamRDP
 	NumStreamKinds = http1.NumStreamKinds
 )
 
@@ -133,5 +155,6 @@ var (
 	NonHTTPCountsCounters = http1.NonHTTPCountsCounters
 	TLSStatsCounters      = tlsproto.StatsCounters
 	H2CStatsCounters      = h2c.StatsCounters
+	StartTLSStatsCounters = starttls.StatsCounters
 	QUICStatsCounters     = quicproto.StatsCounters
 )

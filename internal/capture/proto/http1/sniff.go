@@ -17,19 +17,25 @@ import (
 type StreamKind uint8
 
 const (
-	StreamTLS     StreamKind = iota // a TLS record: 0x14 to 0x17, then 0x03 0x00 to 0x04
-	StreamSSH                       // an "SSH-" banner
-	StreamSMTP                      // EHLO, HELO or LHLO
-	StreamIMAP                      // "tag CAPABILITY|LOGIN|STARTTLS|AUTHENTICATE|ID|NOOP"
-	StreamPOP3                      // CAPA, STLS, APOP
-	StreamFTP                       // FEAT, SYST, OPTS, AUTH TLS/SSL, EPSV, PASV
-	StreamFTPPOP3                   // USER: FTP or POP3, the same command
-	StreamTunnel                    // other bytes after a CONNECT (HTTP inside included): not parsed
-	StreamHTTP2                     // the HTTP/2 connection preface "PRI * HTTP/2.0" (prior knowledge, h2c)
+	StreamTLS      StreamKind = iota // a TLS record: 0x14 to 0x17, then 0x03 0x00 to 0x04
+	StreamSSH                        // an "SSH-" banner
+	StreamSMTP                       // EHLO, HELO or LHLO
+	StreamIMAP                       // "tag CAPABILITY|LOGIN|STARTTLS|AUTHENTICATE|ID|NOOP"
+	StreamPOP3                       // CAPA, STLS, APOP
+	StreamFTP                        // FEAT, SYST, OPTS, AUTH TLS/SSL, EPSV, PASV
+	StreamFTPPOP3                    // USER: FTP or POP3, the same command
+	StreamTunnel                     // other bytes after a CONNECT (HTTP inside included): not parsed
+	StreamHTTP2                      // the HTTP/2 connection preface "PRI * HTTP/2.0" (prior knowledge, h2c)
+	StreamXMPP                       // an XML declaration or <stream:stream>
+	StreamLDAP                       // an LDAPMessage: a BER SEQUENCE, a messageID, an application-class operation
+	StreamPostgres                   // a PostgreSQL SSLRequest, GSSENCRequest or version 3 StartupMessage
+	StreamMySQL                      // a MySQL client's first packet: sequence 1, the 4.1 protocol flag
+	StreamRDP                        // a TPKT header and an X.224 Connection Request (RDP)
 	NumStreamKinds
 )
 
-var streamKindNames = [NumStreamKinds]string{"tls", "ssh", "smtp", "imap", "pop3", "ftp", "ftp/pop3", "tunnel", "http2"}
+var streamKindNames = [NumStreamKinds]string{"tls", "ssh", "smtp", "imap", "pop3", "ftp", "ftp/pop3", "tunnel", "http2",
+	"xmpp", "ldap", "postgres", "mysql", "rdp"}
 
 func (k StreamKind) String() string {
 	if k < NumStreamKinds {
@@ -50,7 +56,7 @@ var NonHTTPCountsCounters = sync.OnceValue(func() counter.Table[NonHTTPCounts] {
 	for k := range NumStreamKinds {
 		t[k] = counter.Desc[NonHTTPCounts]{Name: "non_http:" + k.String(), Help: "client streams recognised as " + k.String() + " and skipped",
 			Metric: "non_http_streams", Label: "kind=" + k.String(), Text: k.String(), Sparse: true,
-			MetricHelp: "Client streams recognised as another protocol (tls, ssh, smtp, imap, pop3, ftp, ftp/pop3, tunnel, http2) and skipped",
+			MetricHelp: "Client streams recognised as another protocol (tls, ssh, smtp, imap, pop3, ftp, ftp/pop3, tunnel, http2, xmpp, ldap, postgres, mysql, rdp) and skipped, or read for their TLS start",
 			Field:      func(s *NonHTTPCounts) *uint64 { return &s[k] }}
 	}
 	return t
@@ -198,6 +204,9 @@ func (p *reqParser) recognise(b []byte) (res sniffResult, n int, kind StreamKind
 		return sniffHTTP, 0, 0
 	}
 	p.socks = 0
+	if res, kind, ok := binaryStart(b); ok {
+		return res, 0, kind
+	}
 	if b[0] < 'A' || b[0] > 'z' {
 		return sniffHTTP, 0, 0
 	}
@@ -220,6 +229,68 @@ func (p *reqParser) recognise(b []byte) (res sniffResult, n int, kind StreamKind
 		return sniffNonHTTP, 0, k
 	}
 	return sniffHTTP, 0, 0
+}
+
+// binaryStart recognises the first message of a client of PostgreSQL,
+// MySQL, RDP, LDAP or XMPP, protocols a client may start TLS in (no HTTP
+// request starts so: a method is a token of letters). ok is false when b
+// is none of them; sniffMore when more bytes are needed to tell.
+func binaryStart(b []byte) (res sniffResult, kind StreamKind, ok bool) {
+	need := func(n int) bool { return len(b) < n }
+	// MySQL: a 3-byte little-endian length (a handshake response or SSL
+	// request: 32 bytes or more), sequence 1, and capability flags with
+	// CLIENT_PROTOCOL_41 (0x200). No HTTP method has a NUL third byte.
+	if len(b) >= 4 && b[2] == 0 && b[3] == 1 {
+		if need(8) {
+			return sniffMore, 0, true
+		}
+		if n := int(b[0]) | int(b[1])<<8; n >= 32 && n <= 1<<12 && binary.LittleEndian.Uint32(b[4:])&0x200 != 0 {
+			return sniffNonHTTP, StreamMySQL, true
+		}
+	}
+	switch b[0] {
+	case 0x00: // PostgreSQL: length, then a request code or protocol 3.0
+		if need(8) {
+			return sniffMore, 0, true
+		}
+		n, code := binary.BigEndian.Uint32(b), binary.BigEndian.Uint32(b[4:])
+		if n >= 8 && n <= 10000 && (code == 80877103 || code == 80877104 || code == 3<<16) {
+			return sniffNonHTTP, StreamPostgres, true
+		}
+	case 0x03: // RDP: TPKT version 3, then X.224 with a Connection Request (0xE0)
+		if need(6) {
+			return sniffMore, 0, true
+		}
+		if b[1] == 0 && binary.BigEndian.Uint16(b[2:]) >= 11 && b[5]&0xf0 == 0xe0 {
+			return sniffNonHTTP, StreamRDP, true
+		}
+	case 0x30: // LDAP: SEQUENCE, its length, INTEGER messageID, an [APPLICATION n] operation
+		i := 2
+		if len(b) >= 2 && b[1] > 0x80 {
+			i += int(b[1] & 0x7f)
+		}
+		if need(i + 3) {
+			return sniffMore, 0, true
+		}
+		if b[1] != 0x80 && i <= 6 && b[i] == 0x02 && b[i+1] >= 1 && b[i+1] <= 4 {
+			if j := i + 2 + int(b[i+1]); need(j + 1) {
+				return sniffMore, 0, true
+			} else if b[j]&0xc0 == 0x40 {
+				return sniffNonHTTP, StreamLDAP, true
+			}
+		}
+	case '<': // XMPP: an XML declaration or the stream header
+		for _, prefix := range [...]string{"<?xml", "<stream:stream"} {
+			m := min(len(b), len(prefix))
+			if string(b[:m]) == prefix[:m] {
+				if m < len(prefix) {
+					return sniffMore, 0, true
+				}
+				return sniffNonHTTP, StreamXMPP, true
+			}
+		}
+	}
+	return 0, 0, false
 }
 
 // commandKind recognises the first command a client sends to a
@@ -414,27 +485,43 @@ func (p *reqParser) collect(s *Stats) {
 }
 
 // tunnelled looks at the bytes after a CONNECT. Another CONNECT is the
-// client's retry after a 407 (with credentials) and is parsed; anything
-// else is the tunnel, whose bytes are not HTTP to this connection: TLS,
-// SSH or the HTTP/2 preface (h2c, prior knowledge) are counted as such
-// and TLS and h2c handed to their protocols, the rest (plain HTTP/1 to
-// the far end included, as tshark does) counted as StreamTunnel.
+// client's retry after a 407 (with credentials), and an HTTP/1 request
+// line is plain HTTP to the far end (as tshark reads it): both are
+// parsed, a request without Host at the authority the CONNECT opened.
+// TLS and the HTTP/2 preface (h2c, prior knowledge) are handed to their
+// protocols, SSH counted as such, anything else counted as StreamTunnel
+// and skipped.
 func (p *reqParser) tunnelled(b []byte) (sniffResult, int, StreamKind) {
-	for _, prefix := range [...]string{"CONNECT ", "SSH-", "\x16\x03", prefaceLine} {
+	for _, prefix := range [...]string{"SSH-", "\x16\x03", prefaceLine} {
 		if len(b) < len(prefix) && string(b) == prefix[:len(b)] {
 			return sniffMore, 0, 0
 		}
 	}
-	p.connected = false
 	switch {
-	case bytes.HasPrefix(b, []byte("CONNECT ")):
-		return sniffHTTP, 0, 0
 	case bytes.HasPrefix(b, []byte("\x16\x03")):
+		p.connected = false
 		return sniffNonHTTP, 0, StreamTLS
 	case bytes.HasPrefix(b, []byte("SSH-")):
+		p.connected = false
 		return sniffNonHTTP, 0, StreamSSH
 	case bytes.HasPrefix(b, []byte(prefaceLine)):
+		p.connected = false
 		return sniffNonHTTP, 0, StreamHTTP2 // h2c through the tunnel: read when h2c is
 	}
+	if len(b) > 0 && tchar[b[0]] { // a request line? It must end in HTTP/1.x
+		line := b[:min(len(b), maxSniff)]
+		i := bytes.IndexByte(line, '\n')
+		if i < 0 && len(line) < maxSniff {
+			return sniffMore, 0, 0
+		}
+		if i >= 0 {
+			l := bytes.TrimRight(line[:i], "\r")
+			if bytes.HasSuffix(l, []byte(" HTTP/1.1")) || bytes.HasSuffix(l, []byte(" HTTP/1.0")) {
+				p.connected = false
+				return sniffHTTP, 0, 0
+			}
+		}
+	}
+	p.connected = false
 	return sniffNonHTTP, 0, StreamTunnel
 }
