@@ -49,6 +49,7 @@ var textLines = []textLine{
 	{names: "quic_datagrams quic_decrypted quic_auth_failed quic_unknown_version quic_malformed quic_connections quic_evicted quic_expired", shown: quicSeen},
 	{names: "quic_hellos quic_hellos_without_sni quic_ech_hellos quic_hello_errors quic_not_hello", shown: quicSeen},
 	{names: "h2c_connections h2c_upgrades h2c_frame_errors h2c_hpack_errors h2c_over_cap h2c_lost"},
+	{names: "starttls_preludes starttls_started starttls_over_cap starttls_malformed"},
 	{lead: "streams of other protocols than HTTP/1.x:", names: "non_http:"},
 }
 

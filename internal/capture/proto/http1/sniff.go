@@ -207,7 +207,7 @@ func (p *reqParser) recognise(b []byte) (res sniffResult, n int, kind StreamKind
 	if res, kind, ok := binaryStart(b); ok {
 		return res, 0, kind
 	}
-	if b[0] < 'A' || b[0] > 'z' {
+	if !isTchar(b[0]) { // a method, an SMTP ... command or an IMAP tag (". CAPABILITY", "1 LOGIN") starts with a token
 		return sniffHTTP, 0, 0
 	}
 	if len(b) < 4 {
@@ -240,6 +240,9 @@ func binaryStart(b []byte) (res sniffResult, kind StreamKind, ok bool) {
 	// MySQL: a 3-byte little-endian length (a handshake response or SSL
 	// request: 32 bytes or more), sequence 1, and capability flags with
 	// CLIENT_PROTOCOL_41 (0x200). No HTTP method has a NUL third byte.
+	if len(b) < 4 && (len(b) < 2 || b[1] <= 1<<12>>8) && (len(b) < 3 || b[2] == 0) {
+		return sniffMore, 0, true // a MySQL packet's header may be coming
+	}
 	if len(b) >= 4 && b[2] == 0 && b[3] == 1 {
 		if need(8) {
 			return sniffMore, 0, true
