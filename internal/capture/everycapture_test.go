@@ -42,6 +42,12 @@ var captureTable = map[string]struct {
 	// tinyproxy, h2c, TLS and HTTP/1.1 inside; TestH2CInsideConnect checks
 	// the h2c requests against tshark's http2 fields. No difference.
 	"internal/capture/testdata/captures/h2c-connect.pcap": {},
+	// Made by scripts/make-starttls-captures.sh: TLS after a cleartext
+	// prelude only; TestStartTLSTsharkAgrees checks the server names.
+	"internal/capture/testdata/captures/starttls.pcap": {noHTTP: "STARTTLS only"},
+	// Made by scripts/make-vxlan-capture.sh: the kernel's VXLAN on port
+	// 9999, found by content; tshark must be told the port.
+	"internal/capture/testdata/captures/vxlan-9999.pcap": {decodeAs: []string{"udp.port==9999,vxlan"}},
 	// Made by internal/quic's TestQuicGo (QUIC_WRITE_CAPTURES=1): QUIC only;
 	// TestQUICTshark checks their server names.
 	"internal/quic/testdata/quicgo-retry.pcap":               {noHTTP: "QUIC only"},

@@ -206,6 +206,10 @@ func pcapSeqOffsets(t *testing.T, data []byte) []int {
 		default:
 			t.Fatalf("link type %d", link)
 		}
+		if etype == 0x0800 && f[ip+9] == 17 && n >= ip+20+8+8+14+20 && f[ip+28] == 0x08 { // VXLAN: the inner frame's
+			inner := ip + int(f[ip]&0xf)*4 + 8 + 8
+			ip, etype = inner+14, binary.BigEndian.Uint16(f[inner+12:])
+		}
 		tcp := -1
 		switch {
 		case etype == 0x0800 && f[ip+9] == 6:
@@ -218,7 +222,7 @@ func pcapSeqOffsets(t *testing.T, data []byte) []int {
 		}
 		off += 16 + n
 	}
-	if len(offs) < 50 {
+	if len(offs) < 30 {
 		t.Fatalf("only %d TCP segments found", len(offs))
 	}
 	return offs

@@ -47,6 +47,11 @@ const (
 	// looks like QUIC), or, from the tunnel's port, a datagram that did not
 	// decode as the tunnel (plain UDP). Other: not an error.
 	ReasonTunnelPort
+	// ReasonTunnelContent: a UDP datagram on no tunnel's port whose start
+	// is a tunnel's header (Code: the EncapLayer) but whose inside is not
+	// a whole IP packet, or did not decode as one: tried as the tunnel by
+	// content and rejected, read as plain UDP. Other: not an error.
+	ReasonTunnelContent
 )
 
 // Reason is why a frame carried no TCP segment: a kind and its number (the
@@ -101,6 +106,8 @@ func (r Reason) String() string {
 		s = "NFLOG without a packet"
 	case ReasonTunnelPort:
 		s = "UDP on the " + EncapLayer(r.Code).String() + " port, not " + EncapLayer(r.Code).String()
+	case ReasonTunnelContent:
+		s = "UDP tried as " + EncapLayer(r.Code).String() + " by content, not " + EncapLayer(r.Code).String()
 	default:
 		return fmt.Sprintf("reason %d/%d", r.Kind, r.Code)
 	}
@@ -138,6 +145,8 @@ func (r Reason) Label() string {
 		return "nopacket"
 	case ReasonTunnelPort:
 		return "tunnelport:" + EncapLayer(r.Code).String()
+	case ReasonTunnelContent:
+		return "tunnelcontent:" + EncapLayer(r.Code).String()
 	}
 	return fmt.Sprintf("%d:%d", r.Kind, r.Code)
 }

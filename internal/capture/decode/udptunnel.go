@@ -98,7 +98,7 @@ func (d *Decoder) udp(data []byte, seg *Segment) (Result, Reason, error) {
 	src, dst := be.Uint16(data), be.Uint16(data[2:])
 	p := udpPayload(data)
 	if kind := d.tunnels.kind(dst); kind != 0 {
-		return d.tunnelOr(kind, false, data, seg)
+		return d.tunnelOr(kind, false, data, seg, Reason{ReasonTunnelPort, uint32(kind)})
 	}
 	if d.ClaimUDP != nil && d.ClaimUDP(p, src, dst) {
 		why := Reason{ReasonIPProtocol, 17}
@@ -108,7 +108,16 @@ func (d *Decoder) udp(data []byte, seg *Segment) (Result, Reason, error) {
 		return d.quicDatagram(seg, src, dst, p, why)
 	}
 	if kind := d.tunnels.kind(src); kind != 0 {
-		return d.tunnelOr(kind, true, data, seg)
+		return d.tunnelOr(kind, true, data, seg, Reason{ReasonTunnelPort, uint32(kind)})
+	}
+	if d.tunnels.n > 0 { // no tunnel is decoded when none is configured
+		kind, rejected := contentTunnel(p)
+		if kind != 0 {
+			return d.tunnelOr(kind, true, data, seg, Reason{ReasonTunnelContent, uint32(kind)})
+		}
+		if rejected != 0 {
+			return Other, Reason{ReasonTunnelContent, uint32(rejected)}, nil
+		}
 	}
 	return Other, Reason{ReasonIPProtocol, 17}, nil
 }
@@ -130,7 +139,12 @@ func (d *Decoder) quicDatagram(seg *Segment, src, dst uint16, p []byte, why Reas
 // taken back, the addresses those of its own IP header. A QUIC Initial
 // that happens to read as a tunnel carrying something else is still
 // QUIC: the QUIC reader records nothing that does not authenticate.
-func (d *Decoder) tunnelOr(kind EncapLayer, fromSrc bool, data []byte, seg *Segment) (Result, Reason, error) {
+//
+// A datagram taken for a tunnel by its content (udpcontent.go) is tried
+// as from the tunnel's port; when it does not read as the tunnel after
+// all, it is plain UDP (or QUIC), counted by rejected: the reason given
+// (ReasonTunnelPort for a tunnel's port).
+func (d *Decoder) tunnelOr(kind EncapLayer, fromSrc bool, data []byte, seg *Segment, rejected Reason) (Result, Reason, error) {
 	be := binary.BigEndian
 	src, dst := be.Uint16(data), be.Uint16(data[2:])
 	var srcIP, dstIP [16]byte // the tunnel overwrites d.ip4 or d.ip6
@@ -164,7 +178,7 @@ func (d *Decoder) tunnelOr(kind EncapLayer, fromSrc bool, data []byte, seg *Segm
 		seg.Src = netip.AddrPortFrom(netip.AddrFrom4([4]byte(srcIP[:4])), src)
 		seg.Dst = netip.AddrPortFrom(netip.AddrFrom4([4]byte(dstIP[:4])), dst)
 	}
-	why = Reason{ReasonTunnelPort, uint32(kind)}
+	why = rejected
 	if !quic {
 		return Other, why, nil
 	}
