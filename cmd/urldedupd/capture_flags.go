@@ -20,6 +20,7 @@ import (
 type captureOptions struct {
 	all    bool
 	json   bool
+	logFmt string // --log-format
 	output string
 	ports  []uint
 	dryRun bool
@@ -166,6 +167,7 @@ func (o *reassemblyFlags) options() (capture.AssemblerOptions, error) {
 func (o *captureOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.all, "all", false, `print every request as "new<TAB>URL" or "dup<TAB>URL", not only the new URLs (a CONNECT: "new<TAB>host:port<TAB>tunnel")`)
 	fs.BoolVar(&o.json, "json", false, "print every request as a JSON object per line: ts, src, dst, method, url, new; tunnel:true for a CONNECT")
+	fs.StringVar(&o.logFmt, "log-format", "", "the records: urls (each new URL, the default), all (--all), json (--json), or ecs (every request as an Elastic Common Schema document)")
 	fs.StringVarP(&o.output, "output", "o", "-", "write the records to this file (appended) instead of stdout")
 	fs.UintSliceVar(&o.ports, "port", nil, "only parse connections to these server ports, TCP and QUIC (repeatable; default: every port)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "test the URLs without recording them")
@@ -174,15 +176,26 @@ func (o *captureOptions) AddFlags(fs *pflag.FlagSet) {
 }
 
 func (o *captureOptions) format() (audit.Format, error) {
+	byFlag := audit.NewURLs
 	switch {
 	case o.all && o.json:
 		return 0, usageError(errors.New("--all and --json cannot be combined (--json prints every request)"))
 	case o.json:
-		return audit.JSON, nil
+		byFlag = audit.JSON
 	case o.all:
-		return audit.All, nil
+		byFlag = audit.All
 	}
-	return audit.NewURLs, nil
+	if o.logFmt == "" {
+		return byFlag, nil
+	}
+	f, ok := map[string]audit.Format{"urls": audit.NewURLs, "all": audit.All, "json": audit.JSON, "ecs": audit.ECS}[o.logFmt]
+	switch {
+	case !ok:
+		return 0, usageError(fmt.Errorf("--log-format %q: not urls, all, json or ecs", o.logFmt))
+	case (o.all || o.json) && f != byFlag:
+		return 0, usageError(fmt.Errorf("--log-format %s and --%s disagree", o.logFmt, map[bool]string{true: "json", false: "all"}[o.json]))
+	}
+	return f, nil
 }
 
 func (o *captureOptions) engineOptions() (*capture.Options, error) {
@@ -225,6 +238,9 @@ type captureRun struct {
 	pipe     *audit.Pipeline
 	eng      *capture.Engine // pipe's
 	json     bool            // the summary as JSON
+	engOpts  *capture.Options
+	flush    func() error   // the output's
+	all      *audit.Workers // when the capture has several workers (pipe the first)
 }
 
 // start opens the state and the output and builds the pipeline. A panic
@@ -260,7 +276,22 @@ func (o *captureOptions) start(ctx context.Context, g *globalOptions, stdout, st
 	pipe.Engine.OnPanic = func(p *capture.PanicError) {
 		fmt.Fprintf(stderr, "urldedupd: %v; capture goes on\n%s", p, p.Stack)
 	}
-	return &captureRun{ctx: ctx, cancel: cancel, st: st, closeOut: closeOut, log: log, pipe: pipe, eng: pipe.Engine, json: o.json}, nil
+	return &captureRun{ctx: ctx, cancel: cancel, st: st, closeOut: closeOut, log: log, pipe: pipe, eng: pipe.Engine, json: o.json,
+		engOpts: engOpts, flush: w.Flush}, nil
+}
+
+// workers makes the run's engine the first of n workers' (the flags'
+// options, the same Log, --count stopping them all) and returns them; the
+// summary then adds up their counts.
+func (r *captureRun) workers(n int) *audit.Workers {
+	w := audit.NewWorkers(n-1, r.engOpts, r.log, r.flush)
+	w.Pipes = append([]*audit.Pipeline{r.pipe}, w.Pipes...)
+	for _, p := range w.Pipes[1:] {
+		p.Engine.OnPanic = r.eng.OnPanic
+	}
+	r.log.OnLimit = w.Stop
+	r.all = w
+	return w
 }
 
 // finish writes the summary and closes the output and the state, joining
@@ -274,10 +305,14 @@ func (r *captureRun) finish(runErr error, stderr io.Writer) error {
 	if errors.Is(runErr, capture.ErrStopped) {
 		runErr = nil // --count was reached
 	}
+	st := r.eng.Stats()
+	if r.all != nil {
+		st = r.all.Stats()
+	}
 	if r.json {
-		writeJSONSummary(stderr, r.eng.Stats(), r.log.Counts)
+		writeJSONSummary(stderr, st, r.log.Counts)
 	} else {
-		writeSummary(stderr, r.eng.Stats(), r.log.Counts)
+		writeSummary(stderr, st, r.log.Counts)
 	}
 	warnAssumed(r.st, stderr)
 	return errors.Join(runErr, logErr, r.closeOut(), r.st.Close())

@@ -19,8 +19,8 @@ import (
 // (net.ipv4.ip_no_pmtu_disc=1), so the router fragments every full TCP
 // segment. curl sends 10 requests with 3 KB headers. tcpdump on the
 // server's interface confirms that fragments went by, and capture --iface
-// on that interface reports each request exactly once, with the datagrams
-// reassembled in its summary.
+// on that interface (one worker: TestCaptureFanout has two) reports each
+// request exactly once, with the datagrams reassembled in its summary.
 func TestCaptureLiveFragments(t *testing.T) {
 	cli, rtr, srv := nettest.Namespace(t), nettest.Namespace(t), nettest.Namespace(t)
 	cliIf, rtrCli := nettest.Link(t, cli, rtr, 0)
@@ -45,7 +45,7 @@ func TestCaptureLiveFragments(t *testing.T) {
 	tmp := t.TempDir()
 	pcap := filepath.Join(tmp, "server.pcap")
 	stopDump := tcpdump(t, srv, srvIf, "ip", pcap)
-	capt := startCapture(t, srv, srvIf, filepath.Join(tmp, "state"))
+	capt := startCapture(t, srv, srvIf, filepath.Join(tmp, "state"), "--workers", "1") // one socket: the engine reassembles (a fanout group's kernel defragmentation would)
 
 	const n = 10
 	var cfg strings.Builder

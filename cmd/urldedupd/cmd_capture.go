@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,10 +15,14 @@ import (
 
 type liveOptions struct {
 	captureOptions
-	iface string
-	bpf   string
-	ring  int
+	iface   string
+	bpf     string
+	ring    int
+	workers int
 }
+
+// maxWorkers caps --workers, and its default (the number of cores).
+const maxWorkers = 16
 
 func newCaptureCommand(g *globalOptions) *cobra.Command {
 	o := &liveOptions{}
@@ -35,6 +40,13 @@ tcpdump takes it (capture -i eth0 tcp port 80); it is compiled by tcpdump
 (libpcap's compiler), so tcpdump must be installed to use it. -c N stops
 the capture once N records have been written (records already decided
 are written too, so a few more may follow).
+
+--workers N (default: the number of cores, at most 16) reads the
+interface with N sockets joined in an AF_PACKET fanout group by flow hash
+(both directions of a connection, and every fragment of a datagram, reach
+one worker), each with its own engine, all deciding into the one state.
+The summary adds up the workers' counts; a worker whose socket fails is
+opened again, and says so.
 
 SIGINT or SIGTERM stops the capture: open connections are flushed, the
 state is synced, a summary (with the kernel's drop count) goes to stderr,
@@ -59,13 +71,20 @@ and the exit code is 0. Needs CAP_NET_RAW (root, or setcap on the binary).`,
 	o.AddFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.iface, "iface", "i", "", "network interface to capture from")
 	cmd.Flags().StringVar(&o.bpf, "bpf", "", "capture filter in tcpdump syntax, e.g. 'tcp port 80'")
-	cmd.Flags().IntVar(&o.ring, "ring-mb", 64, "size of the kernel receive ring in MiB")
+	cmd.Flags().IntVar(&o.ring, "ring-mb", 64, "size of the kernel receive ring in MiB (each worker's)")
+	cmd.Flags().IntVar(&o.workers, "workers", min(runtime.NumCPU(), maxWorkers), "capture with this many workers, each its own socket and engine, joined by AF_PACKET fanout (1: one socket, no fanout)")
 	return cmd
 }
 
 func runCapture(ctx context.Context, g *globalOptions, o *liveOptions, stdout, stderr io.Writer) error {
 	if _, err := o.format(); err != nil { // usage errors before opening anything
 		return err
+	}
+	if o.workers < 1 || o.workers > maxWorkers {
+		return usageError(fmt.Errorf("--workers %d: not in 1..%d", o.workers, maxWorkers))
+	}
+	if o.workers > 1 {
+		return runCaptureWorkers(ctx, g, o, stdout, stderr)
 	}
 	src, err := capture.OpenLive(o.iface, &capture.LiveOptions{BPF: o.bpf, RingBytes: o.ring << 20})
 	if err != nil {
@@ -79,6 +98,52 @@ func runCapture(ctx context.Context, g *globalOptions, o *liveOptions, stdout, s
 	run.eng.Name = o.iface
 	fmt.Fprintf(stderr, "urldedupd: capturing on %s\n", o.iface)
 	err = run.pipe.Run(run.ctx, src)
+	if errors.Is(err, context.Canceled) {
+		err = nil // a signal is how a capture ends
+	}
+	return run.finish(err, stderr)
+}
+
+// runCaptureWorkers captures with o.workers sockets in one fanout group.
+// All are opened before the first frame is read, so that no flow is hashed
+// to a group that is still growing (the kernel spreads over the sockets
+// joined so far).
+func runCaptureWorkers(ctx context.Context, g *globalOptions, o *liveOptions, stdout, stderr io.Writer) error {
+	lo := &capture.LiveOptions{BPF: o.bpf, RingBytes: o.ring << 20, Fanout: capture.FanoutID()}
+	srcs := make([]*capture.LiveSource, o.workers)
+	defer func() {
+		for _, s := range srcs {
+			if s != nil {
+				s.Close()
+			}
+		}
+	}()
+	for i := range srcs {
+		s, err := capture.OpenLive(o.iface, lo)
+		if err != nil {
+			return err
+		}
+		srcs[i] = s
+	}
+	run, err := o.start(ctx, g, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	w := run.workers(o.workers)
+	for i, p := range w.Pipes {
+		p.Engine.Name = fmt.Sprintf("%s worker %d", o.iface, i)
+	}
+	w.OnRestart = func(i int, err error) {
+		fmt.Fprintf(stderr, "urldedupd: %s worker %d: %v; opening its socket again\n", o.iface, i, err)
+	}
+	fmt.Fprintf(stderr, "urldedupd: capturing on %s with %d workers\n", o.iface, o.workers)
+	err = w.Run(run.ctx, func(i int) (capture.Source, error) {
+		if s := srcs[i]; s != nil { // the socket opened above, the first time
+			srcs[i] = nil
+			return s, nil
+		}
+		return capture.OpenLive(o.iface, lo)
+	})
 	if errors.Is(err, context.Canceled) {
 		err = nil // a signal is how a capture ends
 	}

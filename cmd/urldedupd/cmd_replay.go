@@ -81,6 +81,9 @@ func plural(n uint64, one, many string) string {
 }
 
 func runReplay(ctx context.Context, g *globalOptions, o *captureOptions, fo *capture.FileOptions, files []string, stdout, stderr io.Writer) error {
+	if _, err := o.format(); err != nil { // usage errors before opening anything
+		return err
+	}
 	src, err := capture.OpenFilesWith(fo, files...)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/urldedupd/urldedupd/internal/audit"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ type serveOptions struct {
 	ifaces      []string
 	bpf         string
 	events      string
+	eventFormat string
 	socket      string
 	socketMode  uint32
 	listen      string
@@ -51,6 +53,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVarP(&o.ifaces, "iface", "i", nil, "capture from this interface (repeatable; none: API only)")
 	fs.StringVar(&o.bpf, "bpf", "", "capture filter for every interface, in tcpdump syntax")
 	fs.StringVar(&o.events, "events", "-", "event log: first-seen requests as JSON lines (- for stdout); SIGHUP reopens it")
+	fs.StringVar(&o.eventFormat, "events-format", "json", "the event log's records: json, or ecs (Elastic Common Schema documents; what replay and capture write with --log-format ecs)")
 	fs.StringVar(&o.socket, "socket", "", "Unix socket of the API (default: api.sock in the state directory; \"none\" for none)")
 	fs.Uint32Var(&o.socketMode, "socket-mode", 0o660, "permissions of the Unix socket")
 	fs.StringVar(&o.listen, "listen", "", "also serve the API on this TCP address (loopback unless --allow-remote)")
@@ -178,6 +181,14 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	}
 	if o.maxConns < 1 {
 		return usageError(fmt.Errorf("--max-conns %d: want at least 1", o.maxConns))
+	}
+	switch o.eventFormat {
+	case "json":
+		cfg.EventFormat = audit.NewJSON
+	case "ecs":
+		cfg.EventFormat = audit.NewECS
+	default:
+		return usageError(fmt.Errorf("--events-format %q: not json or ecs", o.eventFormat))
 	}
 	// A configuration that cannot work is refused before the state, the
 	// event log or any socket is opened.

@@ -116,10 +116,11 @@ func TestCaptureCount(t *testing.T) {
 // liveCapture is `urldedupd capture` running in a namespace: its output
 // lines are collected, its stderr read for the start line and the summary.
 type liveCapture struct {
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  []string
-	errs chan string
+	cmd     *exec.Cmd
+	mu      sync.Mutex
+	out     []string
+	errs    chan string
+	started string // what it said first: "capturing on ..."
 }
 
 // startCapture runs capture --iface iface with args in ns, its state in
@@ -151,6 +152,7 @@ func startCapture(t *testing.T, ns, iface, dir string, args ...string) *liveCapt
 		if !strings.Contains(l, "capturing on "+iface) {
 			t.Fatalf("capture said %q", l)
 		}
+		c.started = l
 	case <-time.After(10 * time.Second):
 		t.Fatal("capture did not start")
 	}

@@ -292,6 +292,7 @@ ConnectPort 8080
 		" https://web.test:8443/",
 		"CONNECT web.test:8080 tunnel",
 		"CONNECT web.test:8443 tunnel",
+		"GET http://web.test:8080/inside-tunnel", // plain HTTP/1 inside a CONNECT: read (tshark 4.0 does not read this one)
 		"GET http://web.test:8080/via-proxy",
 	}
 	if !slices.Equal(got, want) || summary["parse_errors"] != 0 {

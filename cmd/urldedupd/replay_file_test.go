@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	bin "encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -239,5 +240,55 @@ func TestReplayTcpdumpHabits(t *testing.T) {
 	}
 	if _, stderr, code := run(t, nil, "capture", "-i", "lo", "--bpf", "tcp", "udp"); code != 2 || !strings.Contains(stderr, "filter given twice") {
 		t.Errorf("capture with --bpf and a filter after the flags: exit %d, %q", code, stderr)
+	}
+}
+
+// --log-format: json is --json byte for byte, all is --all; ecs writes one
+// ECS document per record, saying what the JSON record says (its
+// community_id, its JA4, its server name); a format not known, or one
+// that disagrees with --json or --all, is a usage error (exit 2) before
+// any file is read.
+func TestReplayLogFormat(t *testing.T) {
+	const starttls = "../../internal/capture/testdata/captures/starttls.pcap"
+	replay := func(args ...string) (string, string, int) {
+		t.Helper()
+		return run(t, nil, append([]string{"--dir", filepath.Join(t.TempDir(), "state"), "replay"}, args...)...)
+	}
+	for _, c := range [][2]string{{"--json", "json"}, {"--all", "all"}} {
+		a, _, code1 := replay(c[0], starttls)
+		b, _, code2 := replay("--log-format", c[1], starttls)
+		if code1 != 0 || code2 != 0 || a != b || a == "" {
+			t.Errorf("%s and --log-format %s: exit %d and %d, %q and %q", c[0], c[1], code1, code2, a, b)
+		}
+	}
+	js, _, _ := replay("--json", starttls)
+	ecs, stderr, code := replay("--log-format", "ecs", starttls)
+	jl, el := strings.Split(strings.TrimSpace(js), "\n"), strings.Split(strings.TrimSpace(ecs), "\n")
+	if code != 0 || len(el) != len(jl) || len(jl) != 17 {
+		t.Fatalf("ecs: exit %d, %d documents for %d records: %s", code, len(el), len(jl), stderr)
+	}
+	for i := range jl {
+		var rec struct{ Community_id, Ja4, Sni, URL string }
+		var doc struct {
+			Network   struct{ Community_id string }
+			TLS       struct{ Client struct{ Server_name string } }
+			URL       struct{ Original string }
+			Urldedupd struct{ Ja4 string }
+		}
+		if err := json.Unmarshal([]byte(jl[i]), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(el[i]), &doc); err != nil {
+			t.Fatalf("%s: %v", el[i], err)
+		}
+		if rec.Community_id == "" || rec.Ja4 == "" || doc.Network.Community_id != rec.Community_id || doc.Urldedupd.Ja4 != rec.Ja4 ||
+			doc.TLS.Client.Server_name != rec.Sni || doc.URL.Original != rec.URL {
+			t.Errorf("record %s\ndocument %s", jl[i], el[i])
+		}
+	}
+	for _, args := range [][]string{{"--log-format", "xml"}, {"--json", "--log-format", "ecs"}, {"--all", "--log-format", "json"}} {
+		if _, stderr, code := replay(append(args, "no-such.pcap")...); code != 2 || !strings.Contains(stderr, "--log-format") {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
 	}
 }

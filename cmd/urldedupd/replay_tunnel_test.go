@@ -17,9 +17,10 @@ import (
 // Real VXLAN: two VXLAN links over the veth between the namespaces (port
 // 4789, and 9999, which is no default), curl fetches 10 URLs through each,
 // tcpdump records the underlay. replay finds the 10 requests on 4789 with
-// "encap":"vxlan/ethernet", those on 9999 only with --udp-tunnel
-// vxlan:9999, none with --udp-tunnel none (the datagrams then are other
-// frames, exit 0); tshark finds the same (told of 9999 with -d).
+// "encap":"vxlan/ethernet", and those on 9999 too, by content (or with
+// --udp-tunnel vxlan:9999), none with --udp-tunnel none (the datagrams
+// then are other frames, exit 0); tshark finds the same (told of 9999
+// with -d).
 func TestReplayVXLAN(t *testing.T) {
 	srv, cli, srvIf := nettest.Veth(t)
 	cliIf := srvIf[:len(srvIf)-1] + "b"
@@ -109,8 +110,9 @@ func TestReplayVXLAN(t *testing.T) {
 			}
 		}
 	}
-	check(nil, 10)
+	check(nil, 20)
 	check([]string{"--udp-tunnel", "vxlan:4789", "--udp-tunnel", "vxlan:9999"}, 20)
+	check([]string{"--udp-tunnel", "gtp:2152"}, 20) // no VXLAN port: both by content
 	recs, sum := replay("--udp-tunnel", "none")
 	if len(recs) != 0 || sum["other:ipproto:17"] == nil || sum["other:ipproto:17"].(float64) < 40 || sum["undecoded_frames"].(float64) != 0 {
 		t.Fatalf("replay --udp-tunnel none: %d records, summary %v", len(recs), sum)

@@ -172,3 +172,64 @@ func TestServeDropsPrivileges(t *testing.T) {
 		t.Fatalf("serve exit: %v", err)
 	}
 }
+
+// serve --events-format ecs writes its event log as ECS documents: curl's
+// requests over a veth each once, with their User-Agent and the flow's
+// community_id; a format not known is a usage error.
+func TestServeEventsECS(t *testing.T) {
+	srv, cli, srvIf := nettest.Veth(t)
+	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
+	tmp := t.TempDir()
+	dir, events := filepath.Join(tmp, "state"), filepath.Join(tmp, "events.jsonl")
+	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if _, stderr, code := run(t, nil, "--dir", dir, "serve", "--events-format", "xml"); code != 2 || !strings.Contains(stderr, "--events-format") {
+		t.Fatalf("--events-format xml: exit %d, %q", code, stderr)
+	}
+	cmd, _ := serveIn(t, []string{"ip", "netns", "exec", srv}, dir, "--iface", srvIf, "--bpf", "tcp port 8080", "--events", events, "--events-format", "ecs")
+	nettest.WaitListen(t, srv, 8080)
+	const n = 20
+	var cfg strings.Builder
+	for i := range n {
+		fmt.Fprintf(&cfg, "url = \"http://192.0.2.1:8080/ecs/%d\"\n", i)
+	}
+	p := filepath.Join(tmp, "curl.cfg")
+	os.WriteFile(p, []byte(cfg.String()), 0o644)
+	if out, err := nettest.Command(cli, "curl", "-s", "--max-time", "30", "-A", "urldedupd-test/1.0", "-o", "/dev/null", "-K", p).CombinedOutput(); err != nil {
+		t.Fatalf("curl: %v %s", err, out)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, _ := os.ReadFile(events); strings.Count(string(b), "\n") >= n {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	b, _ := os.ReadFile(events)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != n {
+		t.Fatalf("%d documents, want %d: %s", len(lines), n, b)
+	}
+	seen := map[string]bool{}
+	for _, l := range lines {
+		var d struct {
+			URL       struct{ Full string }
+			UserAgent struct{ Original string } `json:"user_agent"`
+			Network   struct {
+				CommunityID string `json:"community_id"`
+			}
+			Event     struct{ Action string }
+			Urldedupd struct{ New bool }
+		}
+		if err := json.Unmarshal([]byte(l), &d); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		if d.UserAgent.Original != "urldedupd-test/1.0" || !strings.HasPrefix(d.Network.CommunityID, "1:") || d.Event.Action != "url-new" || !d.Urldedupd.New || seen[d.URL.Full] {
+			t.Errorf("document %s", l)
+		}
+		seen[d.URL.Full] = true
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/urldedupd/urldedupd/internal/capture"
+	"github.com/urldedupd/urldedupd/internal/communityid"
 	"github.com/urldedupd/urldedupd/internal/counter"
 	"github.com/urldedupd/urldedupd/internal/inflight"
 	"github.com/urldedupd/urldedupd/internal/signature"
@@ -41,11 +42,18 @@ const (
 	// CONNECT (its url is the authority it opens, host:port). A record of
 	// another protocol than HTTP/1.x has "proto" ("tls", "quic", "h2c");
 	// one from a ClientHello has no method, and "sni", "alpn" (a list),
-	// "versions" (a list, GREASE dropped) and "ech":true as they apply.
+	// "versions" (a list, GREASE dropped), "ech":true and "ja4" as they
+	// apply; an HTTP request its "user_agent" when it had one. Every record
+	// has the "community_id" of its flow (Community ID v1, seed 0).
 	JSON
 	// NewJSON writes the requests whose URL is new, as JSON: the event log
 	// of `urldedupd serve`.
 	NewJSON
+	// ECS writes every request as an Elastic Common Schema document, one
+	// per line: the JSON record in ECS's field names (appendECS).
+	ECS
+	// NewECS writes the requests whose URL is new as ECS documents.
+	NewECS
 )
 
 // Counts are the requests a Log has decided.
@@ -156,12 +164,13 @@ type record struct {
 	time     time.Time
 	src, dst netip.AddrPort
 	// Ends in data, back to back from the previous record's end:
-	// method, URL, the Hello's ServerName, ALPN and Versions.
-	method, to, sni, alpn, versions int
-	proto                           capture.Proto
-	ech                             bool
-	tunnel                          bool
-	encap                           capture.Encap
+	// method, URL, the Hello's ServerName, ALPN and Versions, the JA4,
+	// the User-Agent.
+	method, to, sni, alpn, versions, ja4, ua int
+	proto                                    capture.Proto
+	ech                                      bool
+	tunnel                                   bool
+	encap                                    capture.Encap
 }
 
 // New returns a Log deciding against d and writing to w. With dryRun it
@@ -260,6 +269,10 @@ func (l *Log) queue(r *capture.Request, sig signature.Signature) {
 	rec.alpn = len(b.data)
 	b.data = append(b.data, r.Hello.Versions...)
 	rec.versions = len(b.data)
+	b.data = append(b.data, r.JA4...)
+	rec.ja4 = len(b.data)
+	b.data = append(b.data, r.UserAgent...)
+	rec.ua = len(b.data)
 	b.reqs = append(b.reqs, rec)
 	b.sigs = append(b.sigs, sig)
 	if len(b.sigs) == cap(b.sigs) || l.timer != nil && time.Since(b.started) >= l.maxDelay {
@@ -324,12 +337,13 @@ func (l *Log) recv() {
 	for i, rec := range b.reqs {
 		off := 0
 		if i > 0 {
-			off = b.reqs[i-1].versions
+			off = b.reqs[i-1].ua
 		}
 		r.Time, r.Src, r.Dst, r.Proto, r.Tunnel, r.Encap = rec.time, rec.src, rec.dst, rec.proto, rec.tunnel, rec.encap
 		r.Method, r.URL = b.data[off:rec.method], b.data[rec.method:rec.to]
 		r.Hello = tlshello.Hello{ServerName: b.data[rec.to:rec.sni], ALPN: b.data[rec.sni:rec.alpn],
 			Versions: b.data[rec.alpn:rec.versions], ECH: rec.ech}
+		r.JA4, r.UserAgent = b.data[rec.versions:rec.ja4], b.data[rec.ja4:rec.ua]
 		l.write(&r, b.seen[i])
 	}
 }
@@ -417,6 +431,13 @@ func (l *Log) write(r *capture.Request, seen bool) {
 			return
 		}
 		b = appendJSON(b, r, true)
+	case ECS:
+		b = appendECS(b, r, !seen)
+	case NewECS:
+		if seen {
+			return
+		}
+		b = appendECS(b, r, true)
 	}
 	l.buf = b
 	if _, err := l.w.Write(b); err != nil {
@@ -447,7 +468,19 @@ func appendJSON(b []byte, r *capture.Request, isNew bool) []byte {
 	}
 	b = append(b, `,"url":`...)
 	b = appendJSONString(b, r.URL)
+	if len(r.UserAgent) > 0 {
+		b = append(b, `,"user_agent":`...)
+		b = appendJSONString(b, r.UserAgent)
+	}
 	b = appendHello(b, &r.Hello)
+	if len(r.JA4) > 0 { // letters, digits and '_': nothing to escape
+		b = append(b, `,"ja4":"`...)
+		b = append(b, r.JA4...)
+		b = append(b, '"')
+	}
+	b = append(b, `,"community_id":"`...)
+	b = communityid.Append(b, 0, transport(r.Proto), r.Src, r.Dst)
+	b = append(b, '"')
 	if !r.Encap.Plain() { // names from a fixed table: nothing to escape
 		b = append(b, `,"encap":"`...)
 		b = r.Encap.AppendTo(b)
@@ -459,6 +492,15 @@ func appendJSON(b []byte, r *capture.Request, isNew bool) []byte {
 	b = append(b, `,"new":`...)
 	b = strconv.AppendBool(b, isNew)
 	return append(b, "}\n"...)
+}
+
+// transport is the IP protocol a record's flow runs over: UDP for QUIC,
+// TCP for the others.
+func transport(p capture.Proto) uint8 {
+	if p == capture.ProtoQUIC {
+		return communityid.UDP
+	}
+	return communityid.TCP
 }
 
 // appendHello appends the fields of a ClientHello that it has: "sni",

@@ -109,8 +109,8 @@ func TestTunnel(t *testing.T) {
 	}{
 		{audit.NewURLs, "http://a.example/x\na.example:443\n"},
 		{audit.All, "new\thttp://a.example/x\nnew\ta.example:443\ttunnel\n"},
-		{audit.JSON, `{"ts":"2026-11-22T14:00:00.123456Z","src":"192.0.2.10:40000","dst":"[2001:db8::1]:80","method":"GET","url":"http://a.example/x","new":true}` + "\n" +
-			`{"ts":"2026-11-22T14:00:00.123456Z","src":"192.0.2.10:40000","dst":"[2001:db8::1]:80","method":"CONNECT","url":"a.example:443","tunnel":true,"new":true}` + "\n"},
+		{audit.JSON, `{"ts":"2026-11-22T14:00:00.123456Z","src":"192.0.2.10:40000","dst":"[2001:db8::1]:80","method":"GET","url":"http://a.example/x","community_id":"1:Udr27jcsSXZzpSPKrZASj5YhRa0=","new":true}` + "\n" +
+			`{"ts":"2026-11-22T14:00:00.123456Z","src":"192.0.2.10:40000","dst":"[2001:db8::1]:80","method":"CONNECT","url":"a.example:443","community_id":"1:Udr27jcsSXZzpSPKrZASj5YhRa0=","tunnel":true,"new":true}` + "\n"},
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer
@@ -125,13 +125,20 @@ func TestTunnel(t *testing.T) {
 }
 
 func TestNoAllocations(t *testing.T) {
-	var out bytes.Buffer
-	out.Grow(1 << 20)
-	l := audit.New(newSet(t), signature.NewSigner(signature.IEEE, signature.Safe), &out, audit.JSON, false, nil)
-	for _, r := range []*capture.Request{requests()[0], requests()[2]} { // plain, and with an encapsulation
-		l.Request(r)
-		if n := testing.AllocsPerRun(1000, func() { l.Request(r) }); n != 0 {
-			t.Fatalf("%v allocations per request (encap %q)", n, r.Encap)
+	ua := *requests()[0]
+	ua.UserAgent = []byte("curl/8.0")
+	tls := ua
+	tls.Proto, tls.URL, tls.JA4, tls.Hello = capture.ProtoTLS, []byte("https://[2001:db8::1]:8443/p?q"), []byte("t13d1516h2_8daaf6152771_e5627efa2ab1"), hellos[1]
+	for _, format := range []audit.Format{audit.JSON, audit.ECS} {
+		var out bytes.Buffer
+		out.Grow(1 << 20)
+		set := newSet(t)
+		l := audit.New(set, signature.NewSigner(signature.IEEE, signature.Safe), &out, format, false, nil)
+		for _, r := range []*capture.Request{requests()[0], requests()[2], &ua, &tls} { // plain, with an encapsulation, a User-Agent, a ClientHello
+			l.Request(r)
+			if n := testing.AllocsPerRun(1000, func() { out.Reset(); l.Request(r) }); n != 0 {
+				t.Fatalf("format %d: %v allocations per request (%s)", format, n, r.URL)
+			}
 		}
 	}
 }
@@ -189,9 +196,11 @@ func TestHelloJSON(t *testing.T) {
 	tls := *base
 	tls.Proto, tls.Method, tls.URL = capture.ProtoTLS, nil, []byte("https://public.example/")
 	tls.Hello = hellos[1] // go-ech
+	tls.JA4 = []byte("t13d1516h2_8daaf6152771_e5627efa2ab1")
 	grease := tls
 	grease.Proto, grease.URL = capture.ProtoQUIC, []byte("https://[2001:db8::1]:8443/")
 	grease.Hello = tlshello.Hello{ALPN: []byte("\x02h3"), Versions: []byte{0x0a, 0x0a, 0x03, 0x04, 0x7f, 0x1c}}
+	grease.JA4 = nil
 	for _, r := range []*capture.Request{base, &tls, &grease} {
 		l.Request(r)
 	}
@@ -207,7 +216,7 @@ func TestHelloJSON(t *testing.T) {
 		}
 		recs = append(recs, r)
 	}
-	for _, k := range []string{"proto", "sni", "alpn", "versions", "ech"} {
+	for _, k := range []string{"proto", "sni", "alpn", "versions", "ech", "ja4", "user_agent"} {
 		if _, ok := recs[0][k]; ok {
 			t.Errorf("HTTP record has %q: %s", k, lines[0])
 		}
@@ -216,8 +225,8 @@ func TestHelloJSON(t *testing.T) {
 		t.Errorf("HTTP record: %s", lines[0])
 	}
 	want := []string{
-		`"dst":"[2001:db8::1]:80","proto":"tls","url":"https://public.example/","sni":"public.example","alpn":["http/1.1"],"versions":["TLS 1.3"],"ech":true,"new":true}`,
-		`"proto":"quic","url":"https://[2001:db8::1]:8443/","alpn":["h3"],"versions":["TLS 1.3","0x7f1c"],"new":true}`,
+		`"dst":"[2001:db8::1]:80","proto":"tls","url":"https://public.example/","sni":"public.example","alpn":["http/1.1"],"versions":["TLS 1.3"],"ech":true,"ja4":"t13d1516h2_8daaf6152771_e5627efa2ab1","community_id":"1:Udr27jcsSXZzpSPKrZASj5YhRa0=","new":true}`,
+		`"proto":"quic","url":"https://[2001:db8::1]:8443/","alpn":["h3"],"versions":["TLS 1.3","0x7f1c"],"community_id":"1:jAZYn6VlyDV9hMZQhPIXlw598ks=","new":true}`,
 	}
 	for i, w := range want {
 		if !strings.HasSuffix(lines[i+1], w) {
@@ -407,5 +416,41 @@ func TestPipeline(t *testing.T) {
 		if i == 0 && verdicts["new"] == 0 {
 			t.Fatalf("first run: %v, want new URLs", verdicts)
 		}
+	}
+}
+
+// An HTTP record carries its User-Agent, escaped as every field is; the
+// same flow's records carry one community_id, both ways, and batching
+// (a remote state's path) keeps each record's own fields.
+func TestUserAgentAndCommunityID(t *testing.T) {
+	var out bytes.Buffer
+	l := audit.New(newSet(t), signature.NewSigner(signature.IEEE, signature.Safe), &out, audit.JSON, false, &audit.Options{Batch: 3, MaxDelay: time.Hour})
+	a := *requests()[0]
+	a.UserAgent = []byte("curl/7.88.1 \"x\"\x01")
+	b := a
+	b.URL, b.UserAgent = []byte("http://a.example/other"), nil
+	b.Src, b.Dst = a.Dst, a.Src // the same flow, the other way
+	for _, r := range []*capture.Request{&a, &b} {
+		l.Request(r)
+	}
+	l.Close()
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%q", out.String())
+	}
+	var recs [2]map[string]any
+	for i, line := range lines {
+		if err := json.Unmarshal([]byte(line), &recs[i]); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+	}
+	if recs[0]["user_agent"] != "curl/7.88.1 \"x\"\x01" || !strings.Contains(lines[0], `"user_agent":"curl/7.88.1 \"x\"\u0001"`) {
+		t.Errorf("user_agent: %s", lines[0])
+	}
+	if _, ok := recs[1]["user_agent"]; ok {
+		t.Errorf("a record without a User-Agent has one: %s", lines[1])
+	}
+	if recs[0]["community_id"] != recs[1]["community_id"] || recs[0]["community_id"] != "1:Udr27jcsSXZzpSPKrZASj5YhRa0=" {
+		t.Errorf("community_id %v and %v", recs[0]["community_id"], recs[1]["community_id"])
 	}
 }

@@ -165,12 +165,14 @@ func (e *Engine) record(r *Request) {
 		return
 	}
 	e.stats.Records[r.Proto]++
-	if !TextSafe(r.URL) || !TextSafe(r.Method) {
+	if !TextSafe(r.URL) || !TextSafe(r.Method) || !TextSafe(r.UserAgent) {
 		e.text = AppendTextSafe(e.text[:0], r.Method)
 		m := len(e.text)
 		e.text = AppendTextSafe(e.text, r.URL)
+		u := len(e.text)
+		e.text = AppendTextSafe(e.text, r.UserAgent)
 		e.safe = *r
-		e.safe.Method, e.safe.URL = e.text[:m:m], e.text[m:]
+		e.safe.Method, e.safe.URL, e.safe.UserAgent = e.text[:m:m], e.text[m:u:u], e.text[u:]
 		r = &e.safe
 	}
 	e.emit(r)

@@ -48,6 +48,15 @@ var captureTable = map[string]struct {
 	// Made by scripts/make-vxlan-capture.sh: the kernel's VXLAN on port
 	// 9999, found by content; tshark must be told the port.
 	"internal/capture/testdata/captures/vxlan-9999.pcap": {decodeAs: []string{"udp.port==9999,vxlan"}},
+	// FoxIO's JA4 reference captures (internal/ja4/testdata): TLS and
+	// QUIC ClientHellos only; TestReferenceCaptures checks their JA4.
+	"internal/ja4/testdata/https3-301-get.pcap":                 {noHTTP: "TLS and QUIC only"},
+	"internal/ja4/testdata/quic-tls-handshake.pcapng":           {noHTTP: "TLS and QUIC only"},
+	"internal/ja4/testdata/quic-with-several-tls-frames.pcapng": {noHTTP: "TLS and QUIC only"},
+	"internal/ja4/testdata/tls-alpn-h2.pcap":                    {noHTTP: "TLS and QUIC only"},
+	"internal/ja4/testdata/tls-non-ascii-alpn.pcapng":           {noHTTP: "TLS and QUIC only"},
+	"internal/ja4/testdata/tls-sni.pcapng":                      {noHTTP: "TLS and QUIC only"},
+	"internal/ja4/testdata/tls12.pcap":                          {noHTTP: "TLS and QUIC only"},
 	// Made by internal/quic's TestQuicGo (QUIC_WRITE_CAPTURES=1): QUIC only;
 	// TestQUICTshark checks their server names.
 	"internal/quic/testdata/quicgo-retry.pcap":               {noHTTP: "QUIC only"},

@@ -31,6 +31,10 @@ func OpenFilesWith(opts *FileOptions, paths ...string) (*FileSource, error) {
 	return source.OpenFilesWith(opts, paths...)
 }
 
+// FanoutID returns a fanout group ID for this process's capture of an
+// interface (source.FanoutID).
+func FanoutID() uint16 { return source.FanoutID() }
+
 // OpenLive opens iface for capture; it needs CAP_NET_RAW
 // (source.OpenLive).
 func OpenLive(iface string, opts *LiveOptions) (*LiveSource, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/urldedupd/urldedupd/internal/audit"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -28,6 +29,9 @@ type Config struct {
 	Capture capture.Options
 	// Events is where first-seen requests go, as JSON lines.
 	Events *EventLog
+	// EventFormat is how they are written: audit.NewJSON (the zero value
+	// means it) or audit.NewECS.
+	EventFormat audit.Format
 	// Socket is the Unix socket of the API ("" for none), created with
 	// SocketMode (0660 when zero).
 	Socket     string
@@ -242,7 +246,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.run(srcCtx, d.state, d.cfg.Events, &d.cfg.Capture, d.log)
+			s.run(srcCtx, d.state, d.cfg.Events, d.cfg.EventFormat, &d.cfg.Capture, d.log)
 		}()
 	}
 	serveErr := make(chan error, len(fes))

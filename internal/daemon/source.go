@@ -100,11 +100,14 @@ const crashReportEvery = 10 * time.Second
 // handled drops the source's engine (its reassembly state: every
 // connection it tracks); the panic is counted and logged, and a new engine
 // goes on with the next frame.
-func (s *source) run(ctx context.Context, st *state.State, events *EventLog, opts *capture.Options, log *slog.Logger) {
+func (s *source) run(ctx context.Context, st *state.State, events *EventLog, format audit.Format, opts *capture.Options, log *slog.Logger) {
+	if format != audit.NewECS {
+		format = audit.NewJSON
+	}
 	defer s.live.Close()
 	signer := st.Signer()
 	rec := newRecorder(func() *audit.Log {
-		return audit.New(st, signer, events, audit.NewJSON, false, audit.LiveOptions(st))
+		return audit.New(st, signer, events, format, false, audit.LiveOptions(st))
 	}, s.cfg.Iface, log)
 	s.up.Store(true)
 	s.log = log

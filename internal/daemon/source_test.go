@@ -114,7 +114,7 @@ func runPanicking(t *testing.T, times int, h slog.Handler) (*source, *EventLog) 
 	}
 	dir, events := stateAndLog(t)
 	s := &source{cfg: SourceConfig{Iface: "veth-test"}, live: &panicAt{Source: files, at: 100, times: times}}
-	s.run(context.Background(), dir, events, &capture.Options{}, slog.New(h))
+	s.run(context.Background(), dir, events, audit.NewJSON, &capture.Options{}, slog.New(h))
 	events.Close()
 	return s, events
 }

@@ -63,6 +63,7 @@ type Request struct {
 	Scheme    []byte // :scheme
 	Authority []byte // :authority, else the Host header field
 	Path      []byte // :path
+	UserAgent []byte // the user-agent field, its first MaxUserAgent bytes
 }
 
 type state uint8
@@ -327,6 +328,7 @@ func (d *Decoder) closeBlock(emit func(*Request)) {
 		Scheme:    f.get(fScheme),
 		Authority: f.get(fAuthority),
 		Path:      f.get(fPath),
+		UserAgent: f.get(fUserAgent),
 	}
 	if len(d.req.Authority) == 0 {
 		d.req.Authority = f.get(fHost)

@@ -1,5 +1,8 @@
 package h2c
 
+// MaxUserAgent bounds the user-agent kept: longer values are cut.
+const MaxUserAgent = 512
+
 // The header fields a request is made of.
 const (
 	fMethod = iota
@@ -7,6 +10,7 @@ const (
 	fAuthority
 	fPath
 	fHost
+	fUserAgent
 	numFields
 )
 
@@ -38,6 +42,9 @@ func (d *Decoder) keep(name, value []byte) error {
 		i = fPath
 	case "host":
 		i = fHost
+	case "user-agent":
+		i = fUserAgent
+		value = cut(value, MaxUserAgent)
 	default:
 		return nil
 	}
@@ -56,6 +63,18 @@ func (d *Decoder) keep(name, value []byte) error {
 	f.buf = append(f.buf, value...)
 	f.span[i].from, f.span[i].to = int32(from), int32(len(f.buf))
 	return nil
+}
+
+// cut returns v's first n bytes at most, ending at a character's start
+// (no UTF-8 sequence cut in two).
+func cut(v []byte, n int) []byte {
+	if len(v) <= n {
+		return v
+	}
+	for i := 0; i < 3 && n > 0 && v[n]&0xc0 == 0x80; i++ {
+		n-- // a continuation byte: back to the character's start
+	}
+	return v[:n]
 }
 
 func (f *fields) get(i int) []byte {

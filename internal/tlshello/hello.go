@@ -40,6 +40,27 @@ type Hello struct {
 	ALPN       []byte // the ALPN extension's ProtocolNameList as on the wire: each name preceded by its 1-byte length
 	Versions   []byte // offered versions as on the wire, 2 bytes each: supported_versions, else legacy_version (GREASE kept here; the printer drops GREASE)
 	ECH        bool   // an encrypted_client_hello extension (0xfe0d) was present: ServerName is the public (outer) name
+	// CipherSuites are the cipher suites offered, as on the wire, 2 bytes
+	// each (GREASE kept).
+	CipherSuites []byte
+	// Extensions is the extensions block as on the wire: each extension's
+	// type, length and data (NextExtension walks it). Nil when the hello
+	// has none.
+	Extensions []byte
+}
+
+// NextExtension takes the first extension off exts, an Extensions block
+// that Parse has checked: its type and data, and the rest; ok is false at
+// the end.
+func NextExtension(exts []byte) (typ uint16, data, rest []byte, ok bool) {
+	if len(exts) < 4 {
+		return 0, nil, nil, false
+	}
+	n := 4 + int(binary.BigEndian.Uint16(exts[2:]))
+	if len(exts) < n {
+		return 0, nil, nil, false
+	}
+	return binary.BigEndian.Uint16(exts), exts[4:n], exts[n:], true
 }
 
 // HandshakeLen reports the whole length (4 + body) of the handshake
@@ -146,7 +167,7 @@ func parseBody(body []byte, h *Hello) error {
 	if !ok || len(comp) < 1 {
 		return malformed("legacy_compression_methods")
 	}
-	h.Versions = legacy
+	h.Versions, h.CipherSuites = legacy, suites
 	if len(r) == 0 {
 		return nil // no extensions (TLS 1.2 and before may send none)
 	}
@@ -157,6 +178,7 @@ func parseBody(body []byte, h *Hello) error {
 	if len(r) != 0 {
 		return malformed("bytes after the extensions")
 	}
+	h.Extensions = exts
 	return parseExtensions(exts, h)
 }
 

@@ -68,4 +68,27 @@ type Record struct {
 	Tunnel bool
 	// Hello is what the ClientHello offered, for TLS and QUIC.
 	Hello tlshello.Hello
+	// JA4 is the ClientHello's JA4 fingerprint (internal/ja4), for TLS
+	// and QUIC; empty otherwise.
+	JA4 []byte
+	// UserAgent is the request's User-Agent, as sent but for its bytes
+	// the text rule forbids, at most MaxUserAgent bytes, for HTTP/1 and
+	// h2c; empty when the request had none.
+	UserAgent []byte
+}
+
+// MaxUserAgent bounds the User-Agent a record carries: longer values are
+// cut (at a character's start).
+const MaxUserAgent = 512
+
+// CutText returns b's first n bytes at most, ending at a character's
+// start (no UTF-8 sequence cut in two).
+func CutText(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	for i := 0; i < 3 && n > 0 && b[n]&0xc0 == 0x80; i++ {
+		n-- // a continuation byte: back to the character's start
+	}
+	return b[:n]
 }

@@ -21,6 +21,13 @@ type LiveOptions struct {
 	// RingBytes is the size of the memory-mapped receive ring; zero means
 	// 64 MiB.
 	RingBytes int
+	// Fanout, when not zero, joins the socket to the AF_PACKET fanout
+	// group of that ID on the interface (PACKET_FANOUT), in flow-hash mode
+	// with defragmentation: the kernel spreads the interface's frames over
+	// the group's sockets by the hash of their flow, both directions of a
+	// connection and every fragment of a datagram to one socket. The
+	// workers of one capture share an ID; another capture needs another.
+	Fanout uint16
 }
 
 // LiveSource captures from a network interface through AF_PACKET with a
@@ -66,7 +73,7 @@ func OpenLive(iface string, opts *LiveOptions) (*LiveSource, error) {
 		}
 	}
 	r, err := openRing(ifi.Index, link == layers.LinkTypeEthernet, liveBlockSize, max(ring/liveBlockSize, 2), liveFrameSize, prog,
-		100*time.Millisecond, 10*time.Millisecond)
+		100*time.Millisecond, 10*time.Millisecond, opts.Fanout)
 	if err != nil {
 		if len(prog) > 0 {
 			return nil, fmt.Errorf("capture: open %s with filter %q: %w", iface, opts.BPF, err)

@@ -8,6 +8,7 @@ import "errors"
 type LiveOptions struct {
 	BPF       string
 	RingBytes int
+	Fanout    uint16
 }
 
 // LiveSource is only available on Linux.

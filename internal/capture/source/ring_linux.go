@@ -42,7 +42,7 @@ func htons(v uint16) uint16 { return v<<8 | v>>8 }
 // openRing opens a ring of blocks blocks of blockSize bytes on the
 // interface index, with the BPF program prog (none when empty) attached
 // before any frame is taken in.
-func openRing(index int, ether bool, blockSize, blocks, frameSize int, prog []bpf.RawInstruction, pollTimeout, blockTimeout time.Duration) (*ring, error) {
+func openRing(index int, ether bool, blockSize, blocks, frameSize int, prog []bpf.RawInstruction, pollTimeout, blockTimeout time.Duration, fanout uint16) (*ring, error) {
 	// Protocol 0: the socket takes in nothing until it is bound, after the
 	// filter and the ring are in place.
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
@@ -76,6 +76,12 @@ func openRing(index int, ether bool, blockSize, blocks, frameSize int, prog []bp
 	}
 	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: index}); err != nil {
 		return fail("bind", err)
+	}
+	if fanout != 0 {
+		arg := int(fanout) | (unix.PACKET_FANOUT_HASH|unix.PACKET_FANOUT_FLAG_DEFRAG)<<16
+		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_FANOUT, arg); err != nil {
+			return fail(fmt.Sprintf("join fanout group %d", fanout), err)
+		}
 	}
 	r.tagged = make([]byte, frameSize+vlanHeaderLen)
 	r.pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN | unix.POLLERR}

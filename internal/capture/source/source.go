@@ -3,6 +3,7 @@ package source
 import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+	"os"
 )
 
 // Packet is one captured frame. Data aliases the source's buffer: it is
@@ -20,4 +21,15 @@ type Source interface {
 	// Drops returns the frames the kernel dropped, for live sources.
 	Drops() uint64
 	Close() error
+}
+
+// FanoutID returns a fanout group ID (LiveOptions.Fanout) for this
+// process's capture of an interface: distinct between processes (the
+// PID's low 16 bits, never 0), so two captures do not join each other's
+// group.
+func FanoutID() uint16 {
+	if id := uint16(os.Getpid()); id != 0 {
+		return id
+	}
+	return 1
 }

@@ -195,7 +195,7 @@ func (p *parser) report(r *h2.Request) {
 	var tunnel bool
 	c.url, tunnel = appendH2URL(c.url[:0], r, p.dest, s.Dst)
 	s.Start(&c.rec, c.proto)
-	c.rec.Method, c.rec.URL, c.rec.Tunnel = r.Method, c.url, tunnel
+	c.rec.Method, c.rec.URL, c.rec.Tunnel, c.rec.UserAgent = r.Method, c.url, tunnel, r.UserAgent
 	c.Requests++
 	s.Emit(&c.rec)
 }

@@ -23,7 +23,9 @@ type reqParser struct {
 	dest     int32     // req[:dest]: the SOCKS destination, host[:port]
 	method   int32     // req[dest:method]
 	target   int32     // req[method:target]
-	host     int32     // req[target:host]; 0 when no Host header
+	host     int32     // req[hostAt:host]: the Host header's value, empty when none
+	hostAt   int32     // where the Host value starts: target, or after the User-Agent when that came first
+	ua       [2]int32  // req[ua[0]:ua[1]]: the User-Agent's value, cut to MaxUserAgent; empty when none
 	hdrBytes int
 	bodyLeft int64
 	r        request
@@ -75,6 +77,7 @@ const keepCap = 4 << 10
 // buffer and are valid only during the call.
 type request struct {
 	method, target, host []byte
+	userAgent            []byte
 	dest                 []byte // the SOCKS destination, host[:port], if any
 	hasHost              bool
 	tunnel               bool // a CONNECT: target is the authority it opens
@@ -298,8 +301,9 @@ func (p *reqParser) endHeaders(emit func(*request)) {
 func (p *reqParser) emit(emit func(*request)) {
 	method := p.req[p.dest:p.method]
 	p.r = request{
-		method: method, target: p.req[p.method:p.target], host: p.req[p.target:p.host],
-		dest: p.req[:p.dest], hasHost: p.hasHost, minor: p.version,
+		method: method, target: p.req[p.method:p.target], host: p.req[p.hostAt:p.host],
+		userAgent: p.req[p.ua[0]:p.ua[1]],
+		dest:      p.req[:p.dest], hasHost: p.hasHost, minor: p.version,
 		tunnel: string(method) == "CONNECT",
 	}
 	emit(&p.r)
@@ -347,7 +351,7 @@ func (p *reqParser) requestLine(line []byte) lineKind {
 	p.req = append(append(p.req[:p.dest], line[:sp]...), target...)
 	p.method = p.dest + int32(sp) // int32: a method, a target and a Host of at most maxLine each
 	p.target = p.method + int32(len(target))
-	p.host = p.target
+	p.host, p.hostAt, p.ua = p.target, p.target, [2]int32{p.target, p.target}
 	p.version = ver[7] - '0'
 	p.hasHost, p.chunked, p.bodyLeft, p.hdrBytes = false, false, 0, 0
 	p.upgrade, p.h2Upgrade = false, false
@@ -363,13 +367,25 @@ func (p *reqParser) header(line []byte) {
 	switch {
 	case equalFold(name, "host"):
 		if !p.hasHost {
-			if !p.fits(p.req, int(p.target)+len(value)) {
+			if !p.fits(p.req, len(p.req)+len(value)) {
 				p.overBudget()
 				return
 			}
-			p.req = append(p.req[:p.target], value...)
+			p.hostAt = int32(len(p.req))
+			p.req = append(p.req, value...)
 			p.host = int32(len(p.req))
 			p.hasHost = true
+		}
+	case equalFold(name, "user-agent"):
+		if p.ua[0] == p.ua[1] {
+			value = record.CutText(value, record.MaxUserAgent)
+			if !p.fits(p.req, len(p.req)+len(value)) {
+				p.overBudget()
+				return
+			}
+			p.ua[0] = int32(len(p.req))
+			p.req = append(p.req, value...)
+			p.ua[1] = int32(len(p.req))
 		}
 	case equalFold(name, "content-length"):
 		n, ok := parseDecimal(value)

@@ -126,7 +126,7 @@ func (p *reqParser) report(r *request) {
 	s := c.sink
 	c.url = appendURL(c.url[:0], r, s.Dst)
 	s.Start(&c.rec, c.proto)
-	c.rec.Method, c.rec.URL, c.rec.Tunnel = r.method, c.url, r.tunnel
+	c.rec.Method, c.rec.URL, c.rec.Tunnel, c.rec.UserAgent = r.method, c.url, r.tunnel, r.userAgent
 	c.Stats.Requests++
 	s.Emit(&c.rec)
 }

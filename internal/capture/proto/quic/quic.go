@@ -12,6 +12,7 @@ import (
 	"github.com/urldedupd/urldedupd/internal/capture/decode"
 	"github.com/urldedupd/urldedupd/internal/capture/record"
 	"github.com/urldedupd/urldedupd/internal/counter"
+	"github.com/urldedupd/urldedupd/internal/ja4"
 	wire "github.com/urldedupd/urldedupd/internal/quic"
 	"github.com/urldedupd/urldedupd/internal/tlshello"
 )
@@ -55,6 +56,8 @@ type Reader struct {
 	encap decode.Encap // of the datagram being read: a ClientHello is reported while its last one is
 	rec   record.Record
 	url   []byte
+	ja4   []byte
+	hash  ja4.Hasher
 	stats Stats // NoSNI, ECH, Errors, TunnelPort; the rest is tr.Stats
 }
 
@@ -105,6 +108,8 @@ func (q *Reader) hello(c *wire.ClientHello) {
 	}
 	q.url = record.AppendHTTPSURL(q.url[:0], q.rec.Hello.ServerName, c.Server)
 	q.rec.URL = q.url
+	q.ja4 = q.hash.Append(q.ja4[:0], ja4.QUIC, &q.rec.Hello)
+	q.rec.JA4 = q.ja4
 	q.emit(&q.rec)
 	q.rec = record.Record{}
 }

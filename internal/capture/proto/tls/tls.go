@@ -15,6 +15,7 @@ import (
 	"github.com/urldedupd/urldedupd/internal/capture/record"
 	"github.com/urldedupd/urldedupd/internal/capture/stream"
 	"github.com/urldedupd/urldedupd/internal/counter"
+	"github.com/urldedupd/urldedupd/internal/ja4"
 	"github.com/urldedupd/urldedupd/internal/tlshello"
 )
 
@@ -52,6 +53,8 @@ type Protocol struct {
 	proto record.Proto
 	rec   record.Record
 	url   []byte
+	ja4   []byte
+	hash  ja4.Hasher
 	// Stats are the totals: those of parsers still open are added when
 	// they are collected (stream.Parser.Collect).
 	Stats Stats
@@ -235,6 +238,8 @@ func (t *Protocol) report(msg []byte, destPort uint16) {
 	}
 	t.url = record.AppendHTTPSURL(t.url[:0], t.rec.Hello.ServerName, server)
 	t.rec.URL = t.url
+	t.ja4 = t.hash.Append(t.ja4[:0], ja4.TCP, &t.rec.Hello)
+	t.rec.JA4 = t.ja4
 	s.Emit(&t.rec)
 }
 
