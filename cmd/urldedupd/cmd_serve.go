@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,7 @@ type serveOptions struct {
 	config      string
 	ifaces      []string
 	bpf         string
+	workers     int
 	events      string
 	eventFormat string
 	socket      string
@@ -52,6 +54,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.config, "config", "", `config file: "flag = value" lines, e.g. "iface = eth1" (flags and $URLDEDUPD_* win)`)
 	fs.StringArrayVarP(&o.ifaces, "iface", "i", nil, "capture from this interface (repeatable; none: API only)")
 	fs.StringVar(&o.bpf, "bpf", "", "capture filter for every interface, in tcpdump syntax")
+	fs.IntVar(&o.workers, "workers", min(runtime.NumCPU(), maxWorkers), "capture each interface with this many workers, each its own socket and engine, joined by AF_PACKET fanout (1: one socket, no fanout)")
 	fs.StringVar(&o.events, "events", "-", "event log: first-seen requests as JSON lines (- for stdout); SIGHUP reopens it")
 	fs.StringVar(&o.eventFormat, "events-format", "json", "the event log's records: json, or ecs (Elastic Common Schema documents; what replay and capture write with --log-format ecs)")
 	fs.StringVar(&o.socket, "socket", "", "Unix socket of the API (default: api.sock in the state directory; \"none\" for none)")
@@ -171,8 +174,11 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	case "none":
 		cfg.Socket = ""
 	}
+	if o.workers < 1 || o.workers > maxWorkers {
+		return usageError(fmt.Errorf("--workers %d: not in 1..%d", o.workers, maxWorkers))
+	}
 	for _, i := range o.ifaces {
-		cfg.Sources = append(cfg.Sources, daemon.SourceConfig{Iface: i, BPF: o.bpf})
+		cfg.Sources = append(cfg.Sources, daemon.SourceConfig{Iface: i, BPF: o.bpf, Workers: o.workers})
 	}
 	if o.user != "" {
 		if cfg.SocketOwner, err = daemon.LookupUser(o.user); err != nil {

@@ -175,7 +175,8 @@ func TestServeDropsPrivileges(t *testing.T) {
 
 // serve --events-format ecs writes its event log as ECS documents: curl's
 // requests over a veth each once, with their User-Agent and the flow's
-// community_id; a format not known is a usage error.
+// community_id; a format not known is a usage error. Two workers share the
+// interface (fanout) and their metrics are the interface's, added up.
 func TestServeEventsECS(t *testing.T) {
 	srv, cli, srvIf := nettest.Veth(t)
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
@@ -187,7 +188,7 @@ func TestServeEventsECS(t *testing.T) {
 	if _, stderr, code := run(t, nil, "--dir", dir, "serve", "--events-format", "xml"); code != 2 || !strings.Contains(stderr, "--events-format") {
 		t.Fatalf("--events-format xml: exit %d, %q", code, stderr)
 	}
-	cmd, _ := serveIn(t, []string{"ip", "netns", "exec", srv}, dir, "--iface", srvIf, "--bpf", "tcp port 8080", "--events", events, "--events-format", "ecs")
+	cmd, sock := serveIn(t, []string{"ip", "netns", "exec", srv}, dir, "--iface", srvIf, "--bpf", "tcp port 8080", "--events", events, "--events-format", "ecs", "--workers", "2")
 	nettest.WaitListen(t, srv, 8080)
 	const n = 20
 	var cfg strings.Builder
@@ -205,6 +206,24 @@ func TestServeEventsECS(t *testing.T) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	// The two workers' figures are one source's: every request once.
+	want := fmt.Sprintf(`urldedupd_capture_records_total{proto="http",source="%s"} %d`, srvIf, n)
+	var metricsText string
+	for range 50 {
+		resp, err := unixClient(sock).Get("http://urldedupd/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if metricsText = string(b); strings.Contains(metricsText, want) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(metricsText, want) || strings.Count(metricsText, `urldedupd_source_up{source="`+srvIf+`"} 1`) != 1 {
+		t.Errorf("metrics lack %q or one source_up line:\n%s", want, metricsText)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()

@@ -145,12 +145,18 @@ func New(st *state.State, cfg Config) (*Daemon, error) {
 // listener.
 func (d *Daemon) open() error {
 	cfg := &d.cfg
-	for _, sc := range cfg.Sources {
-		live, err := capture.OpenLive(sc.Iface, &capture.LiveOptions{BPF: sc.BPF})
-		if err != nil {
-			return err
+	for i, sc := range cfg.Sources {
+		opts := &capture.LiveOptions{BPF: sc.BPF}
+		if sc.Workers > 1 { // a fanout group per interface: IDs differ between interfaces and processes
+			opts.Fanout = capture.FanoutID() + uint16(i)
 		}
-		d.sources = append(d.sources, &source{cfg: sc, live: live})
+		for w := range max(sc.Workers, 1) {
+			live, err := capture.OpenLive(sc.Iface, opts)
+			if err != nil {
+				return err
+			}
+			d.sources = append(d.sources, &source{cfg: sc, worker: w, live: live})
+		}
 	}
 	if cfg.Socket != "" {
 		l, err := listenUnix(cfg.Socket, cfg.SocketMode, cfg.SocketOwner)

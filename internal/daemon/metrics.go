@@ -158,42 +158,71 @@ type collector struct {
 	fillTime time.Time
 }
 
-func (c *collector) collectSources(w *metrics.Writer) {
-	figs := make([]figures, len(c.d.sources))
-	for i, s := range c.d.sources {
-		f := &figs[i]
+// sourceFigures are an interface's figures: its workers' added up (the
+// kernel's drops too: each worker has its own socket), up while every
+// worker runs.
+type sourceFigures struct {
+	iface string
+	figures
+	up bool
+}
+
+func (c *collector) sourceFigures() []sourceFigures {
+	var out []sourceFigures
+	for _, s := range c.d.sources {
+		var f figures
 		f.stats, f.counts, f.undecided = s.snapshot()
 		f.stats.Panics += s.panics.Load()
+		if s.worker == 0 {
+			out = append(out, sourceFigures{iface: s.cfg.Iface, figures: f, up: s.up.Load()})
+			continue
+		}
+		g := &out[len(out)-1] // the interface's first worker came just before
+		drops := g.stats.KernelDrops + f.stats.KernelDrops
+		g.stats = addStats(g.stats, f.stats)
+		g.stats.KernelDrops = drops
+		audit.CountsCounters.Add(&g.counts, &f.counts)
+		g.undecided += f.undecided
+		g.up = g.up && s.up.Load()
+	}
+	return out
+}
+
+func (c *collector) collectSources(w *metrics.Writer) {
+	srcs := c.sourceFigures()
+	figs := make([]figures, len(srcs))
+	for i := range srcs {
+		figs[i] = srcs[i].figures
 	}
 	for _, fam := range families() {
 		w.Family(fam.name, metrics.Counter, fam.help)
-		for i, s := range c.d.sources {
+		for i, s := range srcs {
 			for _, d := range fam.series {
 				if fam.label == "" {
-					w.Sample(fam.name, float64(d.Value(&figs[i])), "source", s.cfg.Iface)
+					w.Sample(fam.name, float64(d.Value(&figs[i])), "source", s.iface)
 				} else {
 					_, v := d.LabelPair()
-					w.Sample(fam.name, float64(d.Value(&figs[i])), "source", s.cfg.Iface, fam.label, v)
+					w.Sample(fam.name, float64(d.Value(&figs[i])), "source", s.iface, fam.label, v)
 				}
 			}
 		}
 	}
 	w.Family("urldedupd_capture_undecoded_frames_total", metrics.Counter,
 		"Frames not decoded, by reason: link type, EtherType or loopback family not read (reason=\"linktype:127\", \"ethertype:0x8864\"; \"further\" past 16 reasons).")
-	for i, s := range c.d.sources {
+	for i, s := range srcs {
 		st := &figs[i].stats
 		for _, r := range st.Reasons.Counts() {
 			if r.Undecoded() {
-				w.Sample("urldedupd_capture_undecoded_frames_total", float64(r.Frames), "source", s.cfg.Iface, "reason", r.Label(), "name", r.Reason.String())
+				w.Sample("urldedupd_capture_undecoded_frames_total", float64(r.Frames), "source", s.iface, "reason", r.Label(), "name", r.Reason.String())
 			}
 		}
 		if n := st.Reasons.LumpedUndecoded; n > 0 {
-			w.Sample("urldedupd_capture_undecoded_frames_total", float64(n), "source", s.cfg.Iface, "reason", "further", "name", "further link types or protocols")
+			w.Sample("urldedupd_capture_undecoded_frames_total", float64(n), "source", s.iface, "reason", "further", "name", "further link types or protocols")
 		}
 	}
-	w.Family("urldedupd_source_up", metrics.Gauge, "1 while the capture source runs, 0 after it failed.")
-	for _, s := range c.d.sources {
-		w.Sample("urldedupd_source_up", b2f(s.up.Load()), "source", s.cfg.Iface)
+	w.Family("urldedupd_source_up", metrics.Gauge, "1 while the capture source runs (every worker of it), 0 after one failed.")
+	for _, s := range srcs {
+		w.Sample("urldedupd_source_up", b2f(s.up), "source", s.iface)
 	}
 }
 

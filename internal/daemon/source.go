@@ -17,15 +17,19 @@ import (
 	"github.com/urldedupd/urldedupd/internal/state"
 )
 
-// SourceConfig is one capture source.
+// SourceConfig is one capture source: an interface, read by Workers
+// sockets in one AF_PACKET fanout group (flow hash, defragmentation), an
+// engine each; its metrics add the workers' figures up.
 type SourceConfig struct {
-	Iface string
-	BPF   string
+	Iface   string
+	BPF     string
+	Workers int // sockets and engines; 1 (or 0): one socket, no fanout
 }
 
 // source runs one live capture and publishes its figures for metrics.
 type source struct {
 	cfg    SourceConfig
+	worker int // its place among its interface's workers
 	live   capture.Source
 	up     atomic.Bool
 	panics atomic.Uint64 // engines restarted after a panic
@@ -111,7 +115,7 @@ func (s *source) run(ctx context.Context, st *state.State, events *EventLog, for
 	}, s.cfg.Iface, log)
 	s.up.Store(true)
 	s.log = log
-	log.Info("capture started", "iface", s.cfg.Iface, "bpf", s.cfg.BPF)
+	log.Info("capture started", "iface", s.cfg.Iface, "bpf", s.cfg.BPF, "worker", s.worker, "workers", max(s.cfg.Workers, 1))
 	var (
 		runErr     error
 		lastReport time.Time
@@ -155,8 +159,8 @@ func (s *source) run(ctx context.Context, st *state.State, events *EventLog, for
 		s.mu.Unlock()
 		n := s.panics.Add(1)
 		if now := time.Now(); now.Sub(lastReport) >= crashReportEvery {
-			log.Error("capture: a frame crashed the capture engine; its connections are dropped and capture goes on",
-				"iface", s.cfg.Iface, "panics", n-reported, "panics_total", n, "panic", crash.value, "stack", crash.stack)
+			log.Error("capture: a frame crashed the capture engine; its connections are dropped and a new engine goes on",
+				"iface", s.cfg.Iface, "worker", s.worker, "panics", n-reported, "panics_total", n, "panic", crash.value, "stack", crash.stack)
 			lastReport, reported = now, n
 		}
 	}
