@@ -63,10 +63,10 @@ func FuzzTextOutput(f *testing.F) {
 		var out bytes.Buffer
 		l := &Log{w: &out, buf: make([]byte, 0, 512)}
 		fuzzRecords(t, kind, a, b, c, d, func(r *capture.Request) {
-			if !capture.TextSafe(r.URL) || !capture.TextSafe(r.Method) {
-				t.Fatalf("a %v record: method %q, URL %q", r.Proto, r.Method, r.URL)
+			if !capture.TextSafe(r.URL) || !capture.TextSafe(r.Method) || !capture.TextSafe(r.UserAgent) || len(r.UserAgent) > 3*capture.MaxUserAgent {
+				t.Fatalf("a %v record: method %q, URL %q, User-Agent %q", r.Proto, r.Method, r.URL, r.UserAgent)
 			}
-			for _, format := range []Format{NewURLs, All, JSON, NewJSON} {
+			for _, format := range []Format{NewURLs, All, JSON, NewJSON, ECS, NewECS} {
 				for _, seen := range []bool{false, true} {
 					out.Reset()
 					l.format = format
@@ -81,7 +81,7 @@ func FuzzTextOutput(f *testing.F) {
 // checkLine checks what write wrote for r.
 func checkLine(t *testing.T, r *capture.Request, format Format, seen bool, line string) {
 	t.Helper()
-	if line == "" && seen && (format == NewURLs || format == NewJSON) {
+	if line == "" && seen && (format == NewURLs || format == NewJSON || format == NewECS) {
 		return
 	}
 	body, ok := strings.CutSuffix(line, "\n")
@@ -107,9 +107,20 @@ func checkLine(t *testing.T, r *capture.Request, format Format, seen bool, line 
 		}
 		body = u
 	case JSON, NewJSON:
-		var rec struct{ URL string }
-		if err := json.Unmarshal([]byte(body), &rec); err != nil || rec.URL != string(r.URL) {
+		var rec struct {
+			URL       string
+			UserAgent string `json:"user_agent"`
+		}
+		if err := json.Unmarshal([]byte(body), &rec); err != nil || rec.URL != string(r.URL) || rec.UserAgent != string(r.UserAgent) {
 			t.Fatalf("%q: %v, url %q, want %q", line, err, rec.URL, r.URL)
+		}
+	case ECS, NewECS:
+		var doc struct {
+			URL       struct{ Original string }
+			UserAgent struct{ Original string } `json:"user_agent"`
+		}
+		if err := json.Unmarshal([]byte(body), &doc); err != nil || doc.URL.Original != string(r.URL) || doc.UserAgent.Original != string(r.UserAgent) {
+			t.Fatalf("%q: %v, url %q, want %q", line, err, doc.URL.Original, r.URL)
 		}
 	}
 	if !utf8.ValidString(body) {
@@ -155,11 +166,11 @@ func fuzzRecords(t testing.TB, kind uint8, a, b, c, d []byte, emit func(*capture
 		src.tcp(t, 80, a)
 		src.udp(t, 443, b)
 	case fzHTTP1:
-		src.tcp(t, 80, cat(a, " ", b, " HTTP/1.1\r\nHost: ", c, "\r\nX-Pad: ", d, "\r\n\r\n"))
+		src.tcp(t, 80, cat(a, " ", b, " HTTP/1.1\r\nHost: ", c, "\r\nUser-Agent: ", d, "\r\n\r\n"))
 	case fzH2C:
 		var hb bytes.Buffer
 		enc := hpack.NewEncoder(&hb)
-		for _, fld := range [][2][]byte{{[]byte(":method"), a}, {[]byte(":scheme"), d}, {[]byte(":authority"), c}, {[]byte(":path"), b}} {
+		for _, fld := range [][2][]byte{{[]byte(":method"), a}, {[]byte(":scheme"), d}, {[]byte(":authority"), c}, {[]byte(":path"), b}, {[]byte("user-agent"), d}} {
 			if len(fld[1]) > 0 {
 				enc.WriteField(hpack.HeaderField{Name: string(fld[0]), Value: string(fld[1])})
 			}

@@ -386,3 +386,37 @@ func TestH2CInsideConnectNoAuthority(t *testing.T) {
 		t.Errorf("records %q, want %q", got, want)
 	}
 }
+
+// The User-Agent a record carries: the first one, cut to MaxUserAgent
+// bytes at a character's start (the cap reached, HTTP/1 and h2c alike),
+// its control bytes percent-encoded like a path's.
+func TestUserAgentCapAndText(t *testing.T) {
+	long := strings.Repeat("é", MaxUserAgent) // 2 bytes each: 1024 bytes
+	c, s := netip.MustParseAddrPort("192.0.2.10:40000"), netip.MustParseAddrPort("192.0.2.1:8080")
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", "h2.example"}, {":path", "/"}, {"user-agent", "x" + long}} {
+		enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	for _, tc := range []struct {
+		name, stream, want string
+	}{
+		{"http1 long", "GET / HTTP/1.1\r\nHost: a.example\r\nUser-Agent: x" + long + "\r\nUser-Agent: second\r\n\r\n", "x" + long[:MaxUserAgent-2]},
+		{"http1 controls", "GET / HTTP/1.1\r\nHost: a.example\r\nUser-Agent: evil\x1b[2J\x85\r\n\r\n", "evil%1B[2J%85"},
+		{"http1 none", "GET / HTTP/1.1\r\nHost: a.example\r\n\r\n", ""},
+		{"h2c long", h2c.Preface + string(h2cFrame(0x4, 0, 0, nil)) + string(h2cFrame(0x1, 0x4, 1, hb.Bytes())), "x" + long[:MaxUserAgent-2]},
+	} {
+		var got []string
+		e := NewEngine(nil, func(r *Request) { got = append(got, string(r.UserAgent)) })
+		for _, f := range [][]byte{
+			frame(t, linkEth, tcpSeg{src: c, dst: s, seq: 100, syn: true}),
+			frame(t, linkEth, tcpSeg{src: c, dst: s, seq: 101, ack: true, payload: tc.stream}),
+		} {
+			e.Packet(&Packet{Data: f, Link: layers.LinkTypeEthernet})
+		}
+		e.asm.Flush()
+		if len(got) != 1 || got[0] != tc.want || len(got[0]) > MaxUserAgent {
+			t.Errorf("%s: %q (%d bytes), want %q", tc.name, got, len(strings.Join(got, "")), tc.want)
+		}
+	}
+}

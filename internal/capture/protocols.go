@@ -146,6 +146,10 @@ const (
 	NumStreamKinds = http1.NumStreamKinds
 )
 
+// MaxUserAgent bounds the User-Agent a record carries
+// (record.MaxUserAgent).
+const MaxUserAgent = record.MaxUserAgent
+
 // MaxHello caps the bytes of a TLS ClientHello collected from a TCP
 // stream (proto/tls.MaxHello; docs/operations.md).
 const MaxHello = tlsproto.MaxHello
