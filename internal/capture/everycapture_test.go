@@ -16,6 +16,7 @@ import (
 // the table is read with no -d and must agree exactly.
 var captureTable = map[string]struct {
 	decodeAs []string // tshark -d, for odd ports and tunnels
+	prefs    []string // tshark -o, its preferences (heuristics)
 	// differences: requests only urldedupd reports ("+METHOD URL") or only
 	// tshark ("-METHOD URL"), each with the reason it is right.
 	differences map[string]string
@@ -48,6 +49,10 @@ var captureTable = map[string]struct {
 	// Made by scripts/make-vxlan-capture.sh: the kernel's VXLAN on port
 	// 9999, found by content; tshark must be told the port.
 	"internal/capture/testdata/captures/vxlan-9999.pcap": {decodeAs: []string{"udp.port==9999,vxlan"}},
+	// Made by scripts/make-teredo-capture.sh: Teredo between two miredo
+	// clients' ephemeral ports, found by content; tshark reads it with its
+	// Teredo heuristic on.
+	"internal/capture/testdata/captures/teredo.pcap": {prefs: []string{"teredo.heuristic_teredo:TRUE"}},
 	// FoxIO's JA4 reference captures (internal/ja4/testdata): TLS and
 	// QUIC ClientHellos only; TestReferenceCaptures checks their JA4.
 	"internal/ja4/testdata/https3-301-get.pcap":                 {noHTTP: "TLS and QUIC only"},
@@ -94,7 +99,7 @@ func TestEveryCaptureAgreesWithTshark(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(root, name)
 			entry := captureTable[name]
-			fromTshark := tsharktest.Requests(t, path, entry.decodeAs...)
+			fromTshark := tsharktest.RequestsWith(t, path, entry.prefs, entry.decodeAs...)
 			var got []string
 			runEngine(t, nil, path, func(r *Request) {
 				if r.Proto != ProtoHTTP { // TLS, QUIC and h2c records: checked against tshark's own fields by their tests

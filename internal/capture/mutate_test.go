@@ -210,6 +210,9 @@ func pcapSeqOffsets(t *testing.T, data []byte) []int {
 			inner := ip + int(f[ip]&0xf)*4 + 8 + 8
 			ip, etype = inner+14, binary.BigEndian.Uint16(f[inner+12:])
 		}
+		if etype == 0x0800 && f[ip+9] == 17 && n >= ip+20+8+40 && f[ip+28]>>4 == 6 { // Teredo: the inner IPv6 packet's
+			ip, etype = ip+int(f[ip]&0xf)*4+8, 0x86dd
+		}
 		tcp := -1
 		switch {
 		case etype == 0x0800 && f[ip+9] == 6:

@@ -152,3 +152,32 @@ func TestKernelVXLANOnAnotherPort(t *testing.T) {
 		t.Errorf("without tunnels: %q", got)
 	}
 }
+
+// Real Teredo (scripts/make-teredo-capture.sh): two miredo clients carry
+// curl's IPv6 requests between their own ephemeral UDP ports, never 3544
+// (but for one qualification datagram). Every request is found, by
+// content, with its encapsulation; tshark, with its Teredo heuristic on,
+// finds the same.
+func TestTeredoOnEphemeralPorts(t *testing.T) {
+	const path = "testdata/captures/teredo.pcap"
+	want := readLines(t, "testdata/captures/teredo.urls")
+	var got []string
+	st := runEngine(t, nil, path, func(r *Request) { got = append(got, string(r.URL)+" "+r.Encap.String()) })
+	slices.Sort(got)
+	if !slices.Equal(got, want) || st.DecodeErrors != 0 {
+		t.Errorf("got %q, want %q; %d malformed", got, want, st.DecodeErrors)
+	}
+	out, err := exec.Command("tshark", "-r", path, "-o", "teredo.heuristic_teredo:TRUE", "-Y", "http.request", "-T", "fields", "-e", "http.request.full_uri").Output()
+	if err != nil {
+		t.Fatalf("tshark: %v", err)
+	}
+	fromTshark := strings.Fields(string(out))
+	slices.Sort(fromTshark)
+	var urls []string
+	for _, w := range want {
+		urls = append(urls, strings.Fields(w)[0])
+	}
+	if !slices.Equal(fromTshark, urls) {
+		t.Errorf("tshark finds %q, want %q", fromTshark, urls)
+	}
+}

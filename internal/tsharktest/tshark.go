@@ -19,10 +19,20 @@ import (
 // and request URI, as http://ADDR:PORT/URI.
 func Requests(t testing.TB, path string, decodeAs ...string) []string {
 	t.Helper()
+	return RequestsWith(t, path, nil, decodeAs...)
+}
+
+// RequestsWith is Requests with tshark preferences too ("-o", each
+// "NAME:VALUE": "teredo.heuristic_teredo:TRUE").
+func RequestsWith(t testing.TB, path string, prefs []string, decodeAs ...string) []string {
+	t.Helper()
 	if _, err := exec.LookPath("tshark"); err != nil {
 		t.Fatal("tshark is needed (make test installs it): ", err)
 	}
 	args := []string{"-n", "-r", path}
+	for _, p := range prefs {
+		args = append(args, "-o", p)
+	}
 	for _, d := range decodeAs {
 		args = append(args, "-d", d)
 	}

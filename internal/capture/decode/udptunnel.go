@@ -267,6 +267,9 @@ func (d *Decoder) tunnel(kind EncapLayer, p []byte, seg *Segment) (Result, Reaso
 		if len(p) == 0 || p[0]>>4 != 6 {
 			return Other, signal, nil // a bubble, or not Teredo
 		}
+		if len(p) >= 40 && p[4]|p[5] == 0 && p[6] == 59 {
+			return Other, signal, nil // a bubble: an IPv6 header with no next header and nothing after it (RFC 4380 §2.8)
+		}
 		return d.ip(p, seg)
 	case EncapAYIYA: // identity, signature, next header
 		if len(p) < 8 {
