@@ -16,29 +16,12 @@ import (
 // capture --workers 2: two sockets in one AF_PACKET fanout group (flow
 // hash, defragmentation), an engine each, one state. A client sends 2,000
 // requests, each on a connection of its own (HTTP/1.0), and 10
-// requests with 3 KB headers that a router fragments (the topology of
-// TestCaptureLiveFragments). Every URL is logged exactly once: none lost,
-// none twice, counted apart; the fragmented ones too, their datagrams
+// requests with 3 KB headers that a router fragments (fragmentingRoute).
+// Every URL is logged exactly once: none lost, none twice, counted apart; the fragmented ones too, their datagrams
 // reassembled (the kernel's defragmentation hands a datagram's fragments
 // to one worker whole, or the worker's own reassembly does).
 func TestCaptureFanout(t *testing.T) {
-	cli, rtr, srv := nettest.Namespace(t), nettest.Namespace(t), nettest.Namespace(t)
-	cliIf, rtrCli := nettest.Link(t, cli, rtr, 0)
-	rtrSrv, srvIf := nettest.Link(t, rtr, srv, 576)
-	nettest.Addr(t, cli, cliIf, "198.51.100.2/24")
-	nettest.Addr(t, rtr, rtrCli, "198.51.100.1/24")
-	nettest.Addr(t, rtr, rtrSrv, "203.0.113.1/24")
-	nettest.Addr(t, srv, srvIf, "203.0.113.2/24")
-	sh := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v %s", args, err, out)
-		}
-	}
-	sh("ip", "-n", cli, "route", "add", "default", "via", "198.51.100.1")
-	sh("ip", "-n", srv, "route", "add", "default", "via", "203.0.113.1", "advmss", "1460")
-	sh("ip", "netns", "exec", rtr, "sysctl", "-qw", "net.ipv4.ip_forward=1")
-	sh("ip", "netns", "exec", cli, "sysctl", "-qw", "net.ipv4.ip_no_pmtu_disc=1")
+	cli, srv, srvIf := fragmentingRoute(t)
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "203.0.113.2", "8080")
 	nettest.WaitListen(t, srv, 8080)
 	tmp := t.TempDir()

@@ -22,23 +22,7 @@ import (
 // on that interface (one worker: TestCaptureFanout has two) reports each
 // request exactly once, with the datagrams reassembled in its summary.
 func TestCaptureLiveFragments(t *testing.T) {
-	cli, rtr, srv := nettest.Namespace(t), nettest.Namespace(t), nettest.Namespace(t)
-	cliIf, rtrCli := nettest.Link(t, cli, rtr, 0)
-	rtrSrv, srvIf := nettest.Link(t, rtr, srv, 576)
-	nettest.Addr(t, cli, cliIf, "198.51.100.2/24")
-	nettest.Addr(t, rtr, rtrCli, "198.51.100.1/24")
-	nettest.Addr(t, rtr, rtrSrv, "203.0.113.1/24")
-	nettest.Addr(t, srv, srvIf, "203.0.113.2/24")
-	sh := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v %s", args, err, out)
-		}
-	}
-	sh("ip", "-n", cli, "route", "add", "default", "via", "198.51.100.1")
-	sh("ip", "-n", srv, "route", "add", "default", "via", "203.0.113.1", "advmss", "1460")
-	sh("ip", "netns", "exec", rtr, "sysctl", "-qw", "net.ipv4.ip_forward=1")
-	sh("ip", "netns", "exec", cli, "sysctl", "-qw", "net.ipv4.ip_no_pmtu_disc=1")
+	cli, srv, srvIf := fragmentingRoute(t)
 
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "203.0.113.2", "8080")
 	nettest.WaitListen(t, srv, 8080)
@@ -91,4 +75,32 @@ func TestCaptureLiveFragments(t *testing.T) {
 		t.Fatalf("%d datagrams reassembled for %d requests of 3 KB\n%s", r, n, summary)
 	}
 	t.Logf("%d fragments on the wire; summary:\n%s", frags, summary)
+}
+
+// fragmentingRoute makes a client, a router and a server in three
+// namespaces: the router's link to the server has an MTU of 576, the
+// server advertises an MSS of 1460 (advmss on its route) and the client
+// sends without DF (net.ipv4.ip_no_pmtu_disc=1), so the router fragments
+// every full TCP segment. The client is 198.51.100.2, the server
+// 203.0.113.2 on srvIf.
+func fragmentingRoute(t *testing.T) (cli, srv, srvIf string) {
+	t.Helper()
+	cli, rtr, srv := nettest.Namespace(t), nettest.Namespace(t), nettest.Namespace(t)
+	cliIf, rtrCli := nettest.Link(t, cli, rtr, 0)
+	rtrSrv, srvIf := nettest.Link(t, rtr, srv, 576)
+	nettest.Addr(t, cli, cliIf, "198.51.100.2/24")
+	nettest.Addr(t, rtr, rtrCli, "198.51.100.1/24")
+	nettest.Addr(t, rtr, rtrSrv, "203.0.113.1/24")
+	nettest.Addr(t, srv, srvIf, "203.0.113.2/24")
+	sh := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v %s", args, err, out)
+		}
+	}
+	sh("ip", "-n", cli, "route", "add", "default", "via", "198.51.100.1")
+	sh("ip", "-n", srv, "route", "add", "default", "via", "203.0.113.1", "advmss", "1460")
+	sh("ip", "netns", "exec", rtr, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+	sh("ip", "netns", "exec", cli, "sysctl", "-qw", "net.ipv4.ip_no_pmtu_disc=1")
+	return cli, srv, srvIf
 }
