@@ -17,9 +17,10 @@ import (
 // hash, defragmentation), an engine each, one state. A client sends 2,000
 // requests, each on a connection of its own (HTTP/1.0), and 10
 // requests with 3 KB headers that a router fragments (fragmentingRoute).
-// Every URL is logged exactly once: none lost, none twice, counted apart; the fragmented ones too, their datagrams
-// reassembled (the kernel's defragmentation hands a datagram's fragments
-// to one worker whole, or the worker's own reassembly does).
+// Every URL is logged exactly once: none lost, none twice, counted
+// apart; the fragmented ones too (the kernel's defragmentation hands a
+// datagram's fragments to one worker whole, or the worker's own
+// reassembly does).
 func TestCaptureFanout(t *testing.T) {
 	cli, srv, srvIf := fragmentingRoute(t)
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "203.0.113.2", "8080")
