@@ -46,7 +46,9 @@ interface with N sockets joined in an AF_PACKET fanout group by flow hash
 (both directions of a connection, and every fragment of a datagram, reach
 one worker), each with its own engine, all deciding into the one state.
 The summary adds up the workers' counts; a worker whose socket fails is
-opened again, and says so.
+opened again, and says so. -c N captures with one worker unless --workers
+is given (with several, records other workers decided meanwhile are
+written too).
 
 SIGINT or SIGTERM stops the capture: open connections are flushed, the
 state is synced, a summary (with the kernel's drop count) goes to stderr,
@@ -64,6 +66,9 @@ and the exit code is 0. Needs CAP_NET_RAW (root, or setcap on the binary).`,
 					return usageError(fmt.Errorf("a filter given twice: --bpf %q and %q; give one", o.bpf, strings.Join(args, " ")))
 				}
 				o.bpf = strings.Join(args, " ")
+			}
+			if o.count > 0 && !cmd.Flags().Changed("workers") {
+				o.workers = 1 // -c N counts the records of one engine, in order, exactly
 			}
 			return runCapture(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
