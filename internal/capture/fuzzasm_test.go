@@ -122,6 +122,14 @@ func FuzzAssembler(f *testing.F) {
 		segs = append(segs, fuzzSeg{flags: fzACK | fzRel, conn: 2, seq: 1 + uint32(off), payload: string(hello[off:min(off+200, len(hello))])})
 	}
 	f.Add(fuzzInput(segs...))
+	// STARTTLS: an SMTP prelude, then the hello in the same stream; a
+	// PostgreSQL SSLRequest, then the hello.
+	smtp := "EHLO c.example\r\nSTARTTLS\r\n"
+	f.Add(fuzzInput(fuzzSeg{flags: fzSYN | fzRel, conn: 3}, fuzzSeg{flags: fzACK | fzRel, conn: 3, seq: 1, payload: smtp},
+		fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 3, seq: 1 + uint32(len(smtp)), n: byte(helloSnippet)}))
+	pg := "\x00\x00\x00\x08\x04\xd2\x16\x2f"
+	f.Add(fuzzInput(fuzzSeg{flags: fzSYN | fzRel, conn: 1}, fuzzSeg{flags: fzACK | fzRel, conn: 1, seq: 1, payload: pg},
+		fuzzSeg{flags: fzACK | fzRel | fzSnippet, conn: 1, seq: 1 + uint32(len(pg)), n: byte(helloSnippet)}))
 	// h2c: a connection with prior knowledge, then DATA and a request in
 	// two frames (its second field from the dynamic table); an Upgrade,
 	// the preface after it, a request; an Upgrade declined.

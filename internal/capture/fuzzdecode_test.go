@@ -39,6 +39,11 @@ func FuzzDecode(f *testing.F) {
 		fr := fragmentIP(t, req, 4096, 6) // one piece: for IPv6 an atomic fragment (offset 0, no more)
 		f.Add(uint16(layers.LinkTypeRaw), fr[0])
 	}
+	// UDP tunnels on ports that are not theirs, found by content.
+	f.Add(uint16(layers.LinkTypeEthernet), outer(t, false, layers.IPProtocolUDP, 40001, cat([]byte{8, 0, 0, 0, 0, 0, 42, 0}, l2eth(0x0800), ip)))
+	ip6 := frame(t, linkRaw, tcpSeg{src: netip.MustParseAddrPort("[2001:db8::10]:40000"), dst: netip.MustParseAddrPort("[2001:db8::1]:80"), seq: 2, ack: true, payload: get("/fuzz", "f.example")})
+	f.Add(uint16(layers.LinkTypeEthernet), outer(t, false, layers.IPProtocolUDP, 40002, ip6))
+	f.Add(uint16(layers.LinkTypeEthernet), outer(t, false, layers.IPProtocolUDP, 40003, cat([]byte{0, 0, 0xf2, 0x3f, 0x3f, 0x5c, 0x63, 0x9a}, ip6)))
 	addQUICSeeds(f)
 	f.Fuzz(func(t *testing.T, lt uint16, data []byte) {
 		var urls []string
