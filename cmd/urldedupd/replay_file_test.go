@@ -286,6 +286,13 @@ func TestReplayLogFormat(t *testing.T) {
 			t.Errorf("record %s\ndocument %s", jl[i], el[i])
 		}
 	}
+	// The workers' cap (16) and floor, for capture and serve alike: usage
+	// errors before any socket is opened.
+	for _, args := range [][]string{{"capture", "-i", "lo", "--workers", "17"}, {"capture", "-i", "lo", "--workers", "0"}, {"serve", "--iface", "lo", "--workers", "17"}} {
+		if _, stderr, code := run(t, nil, append([]string{"--dir", filepath.Join(t.TempDir(), "state")}, args...)...); code != 2 || !strings.Contains(stderr, "--workers") {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
 	for _, args := range [][]string{{"--log-format", "xml"}, {"--json", "--log-format", "ecs"}, {"--all", "--log-format", "json"}} {
 		if _, stderr, code := replay(append(args, "no-such.pcap")...); code != 2 || !strings.Contains(stderr, "--log-format") {
 			t.Errorf("%v: exit %d, %q", args, code, stderr)
