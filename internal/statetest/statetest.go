@@ -50,8 +50,13 @@ func Meta(tb testing.TB, name string) format.Meta {
 		k := Key
 		in.Key = &k
 	}
-	if l.ID().Windowed() { // an hour in one generation: nothing leaves within a test
-		in.Window = window.Spec{Window: time.Hour, Generations: 1, Policy: window.FirstSeen}
+	if l.ID().Windowed() {
+		// One generation of 9,000 days from the Unix epoch (the current
+		// one ends in December 2043): nothing leaves within a test. (An
+		// hour's generation ended on every whole hour, and a test that ran
+		// across one saw its state forget everything between two
+		// decisions: a fresh-clone run at 08:00 UTC did.)
+		in.Window = window.Spec{Window: 9000 * 24 * time.Hour, Generations: 1, Policy: window.FirstSeen}
 	}
 	m, err := in.Meta(time.Unix(0, 0))
 	if err != nil {
