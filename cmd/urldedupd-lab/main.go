@@ -14,10 +14,13 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/urldedupd/urldedupd/internal/buildinfo"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=…"; without
+// it the version comes from the build information (buildinfo.Version).
+var version = buildinfo.Dev
 
 // Exit codes, as urldedupd's.
 const (
@@ -48,7 +51,7 @@ func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "urldedupd-lab",
 		Short:         "The lab beside urldedupd: compare the layouts on your URLs",
-		Version:       version,
+		Version:       buildinfo.Version(version),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,

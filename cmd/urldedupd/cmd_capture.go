@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/urldedupd/urldedupd/internal/capture"
+	"github.com/urldedupd/urldedupd/internal/shardfile"
 )
 
 type liveOptions struct {
@@ -96,6 +100,7 @@ func runCapture(ctx context.Context, g *globalOptions, o *liveOptions, stdout, s
 		return err
 	}
 	defer src.Close()
+	sayCreating(g, o.dryRun, stderr)
 	run, err := o.start(ctx, g, stdout, stderr)
 	if err != nil {
 		return err
@@ -130,6 +135,7 @@ func runCaptureWorkers(ctx context.Context, g *globalOptions, o *liveOptions, st
 		}
 		srcs[i] = s
 	}
+	sayCreating(g, o.dryRun, stderr)
 	run, err := o.start(ctx, g, stdout, stderr)
 	if err != nil {
 		return err
@@ -153,4 +159,17 @@ func runCaptureWorkers(ctx context.Context, g *globalOptions, o *liveOptions, st
 		err = nil // a signal is how a capture ends
 	}
 	return run.finish(err, stderr)
+}
+
+// sayCreating says, before a capture creates its state directory, that it
+// does: writing the shards' zeros takes seconds (512 MiB for the bitmap),
+// while the capture socket is already open and its ring holds the packets
+// that arrive meanwhile (each worker's --ring-mb).
+func sayCreating(g *globalOptions, dryRun bool, stderr io.Writer) {
+	if g.backend != "" || dryRun {
+		return
+	}
+	if _, err := os.Lstat(filepath.Join(g.dir, shardfile.MetaName)); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(stderr, "urldedupd: creating state %s; packets wait in the capture ring meanwhile\n", g.dir)
+	}
 }

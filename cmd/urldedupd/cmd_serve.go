@@ -29,7 +29,7 @@ type serveOptions struct {
 	events      string
 	eventFormat string
 	socket      string
-	socketMode  uint32
+	socketMode  fileMode
 	listen      string
 	allowRemote bool
 	token       string
@@ -58,7 +58,8 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.events, "events", "-", "event log: first-seen requests as JSON lines (- for stdout); SIGHUP reopens it")
 	fs.StringVar(&o.eventFormat, "events-format", "json", "the event log's records: json, or ecs (Elastic Common Schema documents; what replay and capture write with --log-format ecs)")
 	fs.StringVar(&o.socket, "socket", "", "Unix socket of the API (default: api.sock in the state directory; \"none\" for none)")
-	fs.Uint32Var(&o.socketMode, "socket-mode", 0o660, "permissions of the Unix socket")
+	o.socketMode = 0o660
+	fs.Var(&o.socketMode, "socket-mode", "permissions of the Unix sockets, in octal")
 	fs.StringVar(&o.listen, "listen", "", "also serve the API on this TCP address (loopback unless --allow-remote)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow --listen on a non-loopback address (needs --token)")
 	fs.StringVar(&o.token, "token", "", "bearer token the API requires (best set as $URLDEDUPD_TOKEN)")
@@ -240,6 +241,8 @@ func configError(cfg *daemon.Config, err error) error {
 		err = errors.Unwrap(err)
 	}
 	switch {
+	case errors.Is(err, daemon.ErrNothingToServe):
+		return reworded(err, "--socket none with no --listen, --resp-listen, --resp-socket or --iface: %v", daemon.ErrNothingToServe)
 	case errors.Is(err, daemon.ErrRemoteNeedsFlag):
 		return reworded(err, "%s %s: listening on a non-loopback address needs --allow-remote", flag, addr)
 	case errors.Is(err, daemon.ErrRemoteNeedsToken):

@@ -116,16 +116,25 @@ func TestCaptureCount(t *testing.T) {
 // liveCapture is `urldedupd capture` running in a namespace: its output
 // lines are collected, its stderr read for the start line and the summary.
 type liveCapture struct {
-	cmd     *exec.Cmd
-	mu      sync.Mutex
-	out     []string
-	errs    chan string
-	started string // what it said first: "capturing on ..."
+	cmd      *exec.Cmd
+	mu       sync.Mutex
+	out      []string
+	errs     chan string
+	started  string // what it said first: "capturing on ..."
+	creating string // what it said before, creating the state
 }
 
 // startCapture runs capture --iface iface with args in ns, its state in
-// dir, and waits, bounded, until it says it is capturing.
+// dir, and waits, bounded, until it says it is capturing (after
+// "creating state", if it creates one).
 func startCapture(t *testing.T, ns, iface, dir string, args ...string) *liveCapture {
+	t.Helper()
+	return startCaptureCreating(t, ns, iface, dir, nil, args...)
+}
+
+// startCaptureCreating is startCapture calling whileCreating, if the
+// capture creates its state, when it says so.
+func startCaptureCreating(t *testing.T, ns, iface, dir string, whileCreating func(), args ...string) *liveCapture {
 	t.Helper()
 	c := &liveCapture{errs: make(chan string, 16)}
 	c.cmd = exec.Command("ip", append([]string{"netns", "exec", ns, binary, "--dir", dir, "capture", "--iface", iface}, args...)...)
@@ -147,14 +156,25 @@ func startCapture(t *testing.T, ns, iface, dir string, args ...string) *liveCapt
 		}
 		close(c.errs)
 	}()
-	select {
-	case l := <-c.errs:
-		if !strings.Contains(l, "capturing on "+iface) {
-			t.Fatalf("capture said %q", l)
+	// Creating a state writes its zeros: seconds on a loaded machine.
+	timeout := time.After(60 * time.Second)
+	for c.started == "" {
+		select {
+		case l := <-c.errs:
+			switch {
+			case strings.HasPrefix(l, "urldedupd: creating state ") && c.creating == "":
+				c.creating = l
+				if whileCreating != nil {
+					whileCreating()
+				}
+			case strings.Contains(l, "capturing on "+iface):
+				c.started = l
+			default:
+				t.Fatalf("capture said %q", l)
+			}
+		case <-timeout:
+			t.Fatal("capture did not start")
 		}
-		c.started = l
-	case <-time.After(10 * time.Second):
-		t.Fatal("capture did not start")
 	}
 	return c
 }

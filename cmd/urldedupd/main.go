@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/urldedupd/urldedupd/internal/capture/source"
 	"github.com/urldedupd/urldedupd/internal/format"
 )
 
@@ -45,6 +46,8 @@ func hint(err error) string {
 	switch {
 	case errors.Is(err, format.ErrNoState):
 		return " (run 'urldedupd init')"
+	case errors.Is(err, source.ErrPermission):
+		return " (run as root, or give the binary the capabilities once: setcap cap_net_raw,cap_net_admin+ep $(command -v urldedupd); the systemd unit in scripts/deploy grants them)"
 	}
 	return ""
 }

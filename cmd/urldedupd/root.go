@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/urldedupd/urldedupd/internal/buildinfo"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,8 +19,9 @@ import (
 	"github.com/urldedupd/urldedupd/internal/shardfile"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=…"; without
+// it the version comes from the build information (buildinfo.Version).
+var version = buildinfo.Dev
 
 type globalOptions struct {
 	dir            string
@@ -49,6 +51,7 @@ func defaultDir() string {
 }
 
 func newRootCommand() *cobra.Command {
+	version = buildinfo.Version(version)
 	metrics.Version = version // urldedupd_build_info
 	g := &globalOptions{}
 	root := &cobra.Command{
@@ -92,7 +95,7 @@ $XDG_STATE_HOME/urldedupd, else ~/.local/state/urldedupd.`,
 	pf.DurationVar(&g.redisTimeout, "redis-timeout", 10*time.Second, "with --backend: time for one batch, retries of commands that provably did not run included")
 	pf.IntVar(&g.inFlight, "in-flight", 4, "with --backend: batches in flight at once (answers keep their order)")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newInitCommand(g), newFilterCommand(g), newCheckCommand(g), newStatsCommand(g), newReplayCommand(g), newCaptureCommand(g), newMergeCommand(g), newSnapshotCommand(g), newServeCommand(g), newMigrateCommand(g), newForgetCommand(g), newProtocolCommand(g))
+	root.AddCommand(newInitCommand(g), newFilterCommand(g), newCheckCommand(g), newStatsCommand(g), newReplayCommand(g), newCaptureCommand(g), newMergeCommand(g), newSnapshotCommand(g), newServeCommand(g), newMigrateCommand(g), newForgetCommand(g), newProtocolCommand(g), newVersionCommand())
 	return root
 }
 
@@ -121,7 +124,7 @@ func exitCode(err error) int {
 	case errors.Is(err, errUsage), errors.Is(err, redisstate.ErrBadURL): // before the causes it may wrap
 		return exitUsage
 	case errors.Is(err, format.ErrNoState), errors.Is(err, shardfile.ErrNotDir),
-		errors.Is(err, shardfile.ErrIncomplete), errors.Is(err, format.ErrCorrupt),
+		errors.Is(err, shardfile.ErrIncomplete), errors.Is(err, shardfile.ErrNotEmpty), errors.Is(err, format.ErrCorrupt),
 		errors.Is(err, format.ErrVersion), errors.Is(err, format.ErrLayout),
 		errors.Is(err, format.ErrMismatch), errors.Is(err, shardfile.ErrShardMissing),
 		errors.Is(err, format.ErrShardSize), errors.Is(err, shardfile.ErrNotRegular),

@@ -98,6 +98,9 @@ var (
 	// ErrSocketPathTooLong is returned for a socket path longer than a
 	// Unix socket address holds.
 	ErrSocketPathTooLong = fmt.Errorf("path longer than the %d bytes a Unix socket address holds", maxSocketPath)
+	// ErrNothingToServe is returned for a configuration with no socket,
+	// no listener and no capture source: a daemon that would serve nothing.
+	ErrNothingToServe = errors.New("nothing to serve: no socket, no listener and no capture source")
 	// ErrRESP marks an error of the RESP front end's listeners
 	// (RESPListen, RESPSocket), beside the error itself.
 	ErrRESP = errors.New("resp")
@@ -195,11 +198,14 @@ func (d *Daemon) open() error {
 	return nil
 }
 
-// Check reports a configuration that can never work: a Listen that is not
+// Check reports a configuration that can never work: nothing to serve, a Listen that is not
 // host:port with a port number or service name, a non-loopback one without AllowRemote and Token, a Socket
 // path too long. New calls it first; a caller may call it before opening
 // anything else.
 func (c *Config) Check() error {
+	if c.Socket == "" && c.Listen == "" && c.RESPListen == "" && c.RESPSocket == "" && len(c.Sources) == 0 {
+		return fmt.Errorf("daemon: %w", ErrNothingToServe)
+	}
 	if c.Listen != "" {
 		if err := checkListen(c); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -40,6 +41,9 @@ func listenUnix(path string, mode os.FileMode, owner *User) (net.Listener, error
 		}
 		os.Remove(path)
 	}
+	if err := makeSocketDir(filepath.Dir(path), owner); err != nil {
+		return nil, fmt.Errorf("daemon: socket %s: %w", path, err)
+	}
 	var l net.Listener
 	err := withUmask(int(0o777&^mode.Perm()), func() (err error) {
 		l, err = net.Listen("unix", path)
@@ -57,6 +61,40 @@ func listenUnix(path string, mode os.FileMode, owner *User) (net.Listener, error
 		return nil, fmt.Errorf("daemon: socket %s: %w", path, err)
 	}
 	return l, nil
+}
+
+// makeSocketDir makes the socket's directory and any missing parent, mode
+// 0755, giving the directories it made to owner when set (as systemd's
+// RuntimeDirectory= would): /run/urldedupd does not exist until someone
+// makes it. A directory that exists is left as it is.
+func makeSocketDir(dir string, owner *User) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		d := missing[i]
+		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("making its directory: %w", err)
+		}
+		if err := os.Chmod(d, 0o755); err != nil {
+			return fmt.Errorf("making its directory: %w", err)
+		}
+		if owner != nil {
+			if err := os.Chown(d, owner.UID, owner.GID); err != nil {
+				return fmt.Errorf("making its directory: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // kind names what a file is, for messages.

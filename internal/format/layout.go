@@ -246,6 +246,21 @@ func (l Layout) CheckSizes(s Sizes) error {
 		s.Shards, s.ShardBytes, Shards, lo, hi)
 }
 
+// SizeRange returns the smallest and largest state of layout l, in bytes
+// of its shards' areas (a windowed keyed state's headers not counted):
+// every size between that is a power of two fits, none other. It is not
+// defined for BitmapWindow, whose size follows from its generations.
+func (l Layout) SizeRange() (lo, hi int64) {
+	if l.info().header != 0 {
+		l = l.Unwindowed()
+	}
+	lo, hi = l.info().minShard, l.info().maxShard
+	if lo == 0 {
+		lo, hi = ShardBytes, ShardBytes
+	}
+	return lo * Shards, hi * Shards
+}
+
 // ShardName returns the name of shard i, as a file in a state directory
 // and as the suffix of a Redis key: two lower-case hex digits.
 func ShardName(i int) string { return fmt.Sprintf("%02x", i) }

@@ -24,3 +24,17 @@ func ParseBytes(s string) (int64, error) {
 	}
 	return 0, fmt.Errorf("%q is not a size", s)
 }
+
+// FormatBytes writes a size as ParseBytes reads it, in the largest unit
+// that divides it: "3GiB", "512MiB", "4097B".
+func FormatBytes(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+		if n != 0 && n%(1<<u.shift) == 0 {
+			return strconv.FormatInt(n>>u.shift, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}

@@ -20,3 +20,20 @@ func TestParseBytes(t *testing.T) {
 		}
 	}
 }
+
+// FormatBytes writes the largest unit that divides the size, and
+// ParseBytes reads back what it writes.
+func TestFormatBytes(t *testing.T) {
+	for _, tc := range []struct {
+		in   int64
+		want string
+	}{
+		{512 << 20, "512MiB"}, {3 << 30, "3GiB"}, {1536 << 20, "1536MiB"}, {1 << 40, "1TiB"}, {4096, "4KiB"}, {4097, "4097B"}, {1, "1B"},
+	} {
+		got := format.FormatBytes(tc.in)
+		back, err := format.ParseBytes(got)
+		if got != tc.want || err != nil || back != tc.in {
+			t.Errorf("FormatBytes(%d) = %q (read back %d, %v); want %q", tc.in, got, back, err, tc.want)
+		}
+	}
+}

@@ -3,8 +3,10 @@ package linefilter
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
@@ -60,7 +62,10 @@ func (rd *reader) run(ctx context.Context) {
 		filled += n
 		eof := err == io.EOF
 		if err != nil && !eof {
-			err = fmt.Errorf("read %s: %w", rd.name, err)
+			// An *os.File's error already says "read NAME: …".
+			if pe := (*fs.PathError)(nil); !errors.As(err, &pe) {
+				err = fmt.Errorf("read %s: %w", rd.name, err)
+			}
 			rd.finish(b, err)
 			return
 		}

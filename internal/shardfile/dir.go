@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -171,6 +172,10 @@ func (d *Dir) createLocked(opts *Options, timeout time.Duration) error {
 	if _, err := os.Lstat(metaPath); err == nil {
 		return d.relock(timeout)
 	}
+	// A creation that was killed chose this directory already: finish it
+	// whatever else is there now.
+	_, err := os.Lstat(filepath.Join(d.path, CreatingName))
+	resumed := err == nil
 	if err := d.removeUnfinished(); err != nil {
 		return err
 	}
@@ -180,6 +185,11 @@ func (d *Dir) createLocked(opts *Options, timeout time.Duration) error {
 	m, err := newMeta(opts)
 	if err != nil {
 		return err
+	}
+	if !resumed {
+		if err := d.checkEmpty(); err != nil {
+			return err
+		}
 	}
 	keyPath := format.KeyPath(d.path)
 	if _, err := os.Lstat(keyPath); err == nil && m.Key != nil {
@@ -346,6 +356,34 @@ func (d *Dir) checkNoShards() error {
 		}
 	}
 	return nil
+}
+
+// checkEmpty returns ErrNotEmpty unless the directory, which holds no
+// state, is empty but for what may be there before a state is: a file
+// system's lost+found, a socket (an API socket left by a daemon that was
+// killed), a key file (whose own check says more). A mistyped --dir ~ must
+// not fill a home directory with 256 shard files.
+func (d *Dir) checkEmpty() error {
+	entries, err := os.ReadDir(d.path)
+	if err != nil {
+		return fmt.Errorf("shardfile: %w", err)
+	}
+	var other []string
+	for _, e := range entries {
+		switch {
+		case e.Name() == "lost+found" && e.IsDir(), e.Type()&fs.ModeSocket != 0, e.Name() == format.KeyName:
+			continue
+		}
+		other = append(other, e.Name())
+	}
+	if len(other) == 0 {
+		return nil
+	}
+	list := strings.Join(other[:min(len(other), 3)], ", ")
+	if len(other) > 3 {
+		list += fmt.Sprintf(" and %d more", len(other)-3)
+	}
+	return fmt.Errorf("shardfile: %s: %w: it holds %s (a state is made only in an absent or empty directory; choose another)", d.path, ErrNotEmpty, list)
 }
 
 // createShards creates the 256 shard files and writes their zeros to disk.

@@ -12,6 +12,9 @@ var (
 	// state, or a creation interrupted by an older version. A creation
 	// interrupted now leaves its marker and is removed and made again.
 	ErrIncomplete = errors.New("shard files without metadata")
+	// ErrNotEmpty is returned when a state would be created in a directory
+	// that holds no state but other files.
+	ErrNotEmpty = errors.New("directory is not empty and holds no state")
 	// ErrShardMissing is returned when a shard file is missing.
 	ErrShardMissing = errors.New("shard file missing")
 	// ErrNotRegular is returned when a shard or the metadata is not a

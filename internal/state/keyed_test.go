@@ -108,7 +108,7 @@ func TestInitPlan(t *testing.T) {
 		{"keyed odd size", state.Init{Spec: format.KeyedSpec(signature.Safe), Size: 768 << 20}, 0, "power of two"},
 		{"bitmap 10M at 1%", state.Init{Spec: format.Default, Capacity: 10_000_000, FalseDup: 0.01}, 512 << 20, ""},
 		{"bitmap 100M at 1e-6", state.Init{Spec: format.Default, Capacity: 100_000_000, FalseDup: 1e-6}, 0, "keyed layout can"},
-		{"bitmap other size", state.Init{Spec: format.Default, Size: 1 << 30}, 0, "want 256 of 2097152"},
+		{"bitmap other size", state.Init{Spec: format.Default, Size: 1 << 30}, 0, "layout bitmap is always 512MiB"},
 		{"false-dup without capacity", state.Init{Spec: format.Default, FalseDup: 0.1}, 0, "a plan is"},
 	}
 	for _, tt := range tests {

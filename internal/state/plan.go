@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"math/bits"
 	"time"
 
 	"github.com/urldedupd/urldedupd/internal/bitcheck"
@@ -65,8 +66,8 @@ func (i Init) Meta(now time.Time) (format.Meta, error) {
 		return m, fmt.Errorf("%w: a plan is a capacity of at least 1 URL and a false-duplicate chance between 0 and 1 (have %d and %g)", ErrPlan, i.Capacity, i.FalseDup)
 	}
 	if i.Size != 0 {
-		if i.Size%format.Shards != 0 {
-			return m, fmt.Errorf("%w: %d bytes is not 256 shards of a whole size", ErrPlan, i.Size)
+		if err := checkSize(i.Spec.Layout, i.Size); err != nil {
+			return m, err
 		}
 		m.Sizes.ShardBytes = i.Size / format.Shards
 		switch i.Spec.Layout {
@@ -109,3 +110,33 @@ func (i Init) Meta(now time.Time) (format.Meta, error) {
 // duplicate by a bitmap holding n distinct URLs: the fraction of its 2^32
 // bits set, 1 − (1 − 2^−32)^n.
 func BitmapFalseDup(n uint64) float64 { return bitcheck.FalseDup(n) }
+
+// checkSize returns ErrPlan, saying what would work, for a size the layout
+// cannot take: not a power of two, or out of its range.
+func checkSize(l format.Layout, size int64) error {
+	if l == format.BitmapWindow {
+		if size%format.Shards != 0 {
+			return fmt.Errorf("%w: size %s is not 256 shards of a whole size", ErrPlan, format.FormatBytes(size))
+		}
+		return nil
+	}
+	lo, hi := l.SizeRange()
+	if size >= lo && size <= hi && size&(size-1) == 0 {
+		return nil
+	}
+	if lo == hi {
+		return fmt.Errorf("%w: size %s: layout %s is always %s (leave the size out)", ErrPlan,
+			format.FormatBytes(size), l.Name(), format.FormatBytes(lo))
+	}
+	why := "not a power of two"
+	if size < lo || size > hi {
+		why = "out of range"
+	}
+	near := ""
+	if size > lo && size < hi && size&(size-1) != 0 {
+		below := int64(1) << (63 - bits.LeadingZeros64(uint64(size)))
+		near = fmt.Sprintf("; %s or %s would do", format.FormatBytes(below), format.FormatBytes(below*2))
+	}
+	return fmt.Errorf("%w: size %s is %s: layout %s takes a power of two from %s to %s (256 equal shards)%s", ErrPlan,
+		format.FormatBytes(size), why, l.Name(), format.FormatBytes(lo), format.FormatBytes(hi), near)
+}

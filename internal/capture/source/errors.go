@@ -19,6 +19,9 @@ var (
 	// is given more than once: it can be read once.
 	ErrStdinTwice = errors.New("standard input (-) given twice: it can be read once")
 
+	// ErrPermission is returned when the process may not open a packet
+	// socket: it needs CAP_NET_RAW (root has it).
+	ErrPermission = errors.New("capturing needs CAP_NET_RAW")
 	// ErrInterfaceGone is returned by a live Source whose interface was
 	// deleted (or replaced by another of the same name).
 	ErrInterfaceGone = errors.New("interface is gone")

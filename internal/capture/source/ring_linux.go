@@ -2,6 +2,7 @@ package source
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,9 @@ func openRing(index int, ether bool, blockSize, blocks, frameSize int, prog []bp
 	// filter and the ring are in place.
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+			return nil, fmt.Errorf("socket: %w: %w", ErrPermission, err)
+		}
 		return nil, fmt.Errorf("socket: %w", err)
 	}
 	r := &ring{fd: fd, ether: ether, blockSize: blockSize, blocks: blocks, timeout: int(pollTimeout / time.Millisecond)}
