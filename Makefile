@@ -6,11 +6,16 @@ LAB     := bin/urldedupd-lab
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build test race bench fuzz fuzz-short lint demo deps clean
+.PHONY: build test race bench fuzz fuzz-short lint demo deps clean deb
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/urldedupd
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(LAB) ./cmd/urldedupd-lab
+
+# The Debian package (dpkg-deb), in dist/: the binary, the systemd unit,
+# the sysusers, logrotate and config files, the dashboard and the docs.
+deb: build
+	@BIN=$(BIN) bash scripts/make-deb.sh dist
 
 # Tools the tests need beyond Go, installed from Debian when missing.
 deps:
@@ -68,4 +73,4 @@ demo: build
 	$(BIN) --dir $$dir/state stats | head -5
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -3,7 +3,7 @@
 # machine may lack. Each entry: a command to look for, and its package.
 set -euo pipefail
 need=()
-for pair in chmod:coreutils tshark:tshark editcap:tshark mergecap:tshark tcpdump:tcpdump ip:iproute2 sysctl:procps curl:curl python3:python3 mount:mount logrotate:logrotate systemd-analyze:systemd redis-server:redis-server redis-cli:redis-tools danted:dante-server sshd:openssh-server ssh:openssh-client ssh-keygen:openssh-client tinyproxy:tinyproxy-bin openssl:openssl nft:nftables nghttp:nghttp2-client nghttpd:nghttp2-server strace:strace stress-ng:stress-ng promtool:prometheus nginx:nginx; do
+for pair in chmod:coreutils tshark:tshark editcap:tshark mergecap:tshark tcpdump:tcpdump ip:iproute2 sysctl:procps curl:curl python3:python3 mount:mount logrotate:logrotate systemd-analyze:systemd redis-server:redis-server redis-cli:redis-tools danted:dante-server sshd:openssh-server ssh:openssh-client ssh-keygen:openssh-client tinyproxy:tinyproxy-bin openssl:openssl nft:nftables nghttp:nghttp2-client nghttpd:nghttp2-server strace:strace stress-ng:stress-ng promtool:prometheus nginx:nginx dpkg-deb:dpkg adduser:adduser pgrep:procps runuser:util-linux setpriv:util-linux; do
   cmd=${pair%%:*} pkg=${pair#*:}
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done

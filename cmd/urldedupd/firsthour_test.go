@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
@@ -287,5 +288,37 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), want) {
 			t.Errorf("version printed %q (%v); want %q in it", out, err, want)
 		}
+	}
+}
+
+// The --json summary counts a frame once (QUIC frames were counted as
+// other frames too, "other:ipproto:17"), and counters by reason or group
+// are objects: no key needs quoting in jq.
+func TestJSONSummaryNestedCountedOnce(t *testing.T) {
+	_, stderr, code := run(t, nil, "--dir", filepath.Join(t.TempDir(), "state"), "replay", "--json", "-o", os.DevNull, "../../internal/quic/testdata/quicgo-v1.pcap")
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stderr)), &sum); code != 0 || err != nil {
+		t.Fatalf("replay --json: exit %d %v %q", code, err, stderr)
+	}
+	for k := range sum {
+		if strings.Contains(k, ":") {
+			t.Errorf("summary key %q needs quoting in jq", k)
+		}
+	}
+	records, _ := sum["records"].(map[string]any)
+	other, _ := sum["other"].(map[string]any)
+	undecoded, _ := sum["undecoded"].(map[string]any)
+	if sum["packets"] != 4.0 || sum["quic_frames"] != 4.0 || sum["other_frames"] != 0.0 || len(other) != 0 || undecoded == nil || len(undecoded) != 0 ||
+		records["quic"] != 1.0 || records["http"] != 0.0 {
+		t.Errorf("summary of 4 QUIC frames: %s", stderr)
+	}
+	// Frames of other protocols are counted by reason, in "other".
+	_, stderr, code = run(t, nil, "--dir", filepath.Join(t.TempDir(), "state"), "replay", "--json", "--proto", "http", "-o", os.DevNull, "../../internal/quic/testdata/quicgo-v1.pcap")
+	sum = nil
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stderr)), &sum); code != 0 || err != nil {
+		t.Fatalf("replay --json --proto http: exit %d %v %q", code, err, stderr)
+	}
+	if other, _ := sum["other"].(map[string]any); sum["other_frames"] != 4.0 || sum["quic_frames"] != 0.0 || other["ipproto:17"] != 4.0 {
+		t.Errorf("summary of 4 UDP frames, QUIC not read: %s", stderr)
 	}
 }

@@ -81,8 +81,8 @@ func TestReplayRecoversFromPanic(t *testing.T) {
 			continue
 		}
 		sl := strings.Split(strings.TrimSpace(stderr), "\n")
-		var sum map[string]uint64
-		if err := json.Unmarshal([]byte(sl[len(sl)-1]), &sum); err != nil {
+		sum, err := flatSummary(sl[len(sl)-1])
+		if err != nil {
 			t.Fatalf("--json summary %q: %v", sl[len(sl)-1], err)
 		}
 		if sum["panics_recovered"] != 1 || sum["requests"] != 19 || sum["packets"] != 40 {

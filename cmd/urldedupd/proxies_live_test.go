@@ -106,8 +106,8 @@ func replayJSON(t *testing.T, file string) ([]string, map[string]uint64) {
 		recs = append(recs, s)
 	}
 	slices.Sort(recs)
-	var summary map[string]uint64
-	if err := json.Unmarshal([]byte(strings.TrimSpace(stderr)), &summary); err != nil {
+	summary, err := flatSummary(strings.TrimSpace(stderr))
+	if err != nil {
 		t.Fatalf("summary %q: %v", stderr, err)
 	}
 	return recs, summary

@@ -47,8 +47,8 @@ func replaySummary(t *testing.T, args ...string) ([]string, map[string]uint64) {
 	args = append([]string{"--dir", filepath.Join(t.TempDir(), "state"), "replay", "--json"}, args...)
 	stdout, stderr, code := run(t, nil, args...)
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
-	var sum map[string]uint64
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); code != 0 || err != nil {
+	sum, err := flatSummary(lines[len(lines)-1])
+	if code != 0 || err != nil {
 		t.Fatalf("%v: exit %d (%v)\n%s", args, code, err, stderr)
 	}
 	var urls []string

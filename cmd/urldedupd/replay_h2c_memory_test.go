@@ -3,7 +3,6 @@ package main_test
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -191,8 +190,8 @@ func TestReplayH2CTablesMemory(t *testing.T) {
 		t.Fatal("no VmHWM for replay")
 	}
 	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-	var sum map[string]uint64
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+	sum, err := flatSummary(lines[len(lines)-1])
+	if err != nil {
 		t.Fatalf("summary %q: %v", stderr.String(), err)
 	}
 	t.Logf("--max-buffer-mb %d, %d h2c connections of %d bytes: peak RssAnon %d MiB (VmHWM %d MiB); h2c connections %d, lost %d, requests %d, buffer overflows %d",

@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -99,8 +98,8 @@ func TestReplayMemoryCaps(t *testing.T) {
 			}
 			rss := rssBytes >> 10 // KiB
 			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-			var sum map[string]uint64
-			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+			sum, err := flatSummary(lines[len(lines)-1])
+			if err != nil {
 				t.Fatalf("summary %q: %v", stderr.String(), err)
 			}
 			t.Logf("replay in %v: peak RSS %d MiB; summary %v", time.Since(start).Round(time.Millisecond), rss>>10, sum)
@@ -144,8 +143,8 @@ func TestReplayCapFlags(t *testing.T) {
 			args := append([]string{"--dir", filepath.Join(t.TempDir(), "state"), "replay", "--json", "-o", os.DevNull}, tt.args...)
 			_, stderr, code := run(t, nil, args...)
 			lines := strings.Split(strings.TrimSpace(stderr), "\n")
-			var sum map[string]uint64
-			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); code != 0 || err != nil || !tt.want(sum) {
+			sum, err := flatSummary(lines[len(lines)-1])
+			if code != 0 || err != nil || !tt.want(sum) {
 				t.Fatalf("exit %d, summary %v (%v)\n%s", code, sum, err, stderr)
 			}
 		})
@@ -192,9 +191,8 @@ func TestReplayNonHTTPSummary(t *testing.T) {
 		t.Fatalf("exit %d, summary:\n%s", code, text)
 	}
 	_, js, code := run(t, nil, "--dir", dir, "replay", "--json", "-o", os.DevNull, pcap)
-	var sum map[string]uint64
 	lines := strings.Split(strings.TrimSpace(js), "\n")
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); code != 0 || err != nil || sum["non_http:tls"] != 2 || sum["non_http:ssh"] != 1 {
+	if sum, err := flatSummary(lines[len(lines)-1]); code != 0 || err != nil || sum["non_http:tls"] != 2 || sum["non_http:ssh"] != 1 {
 		t.Fatalf("exit %d, summary %v (%v)\n%s", code, sum, err, js)
 	}
 }

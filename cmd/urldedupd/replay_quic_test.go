@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,9 +64,35 @@ func TestReplayQUIC(t *testing.T) {
 func lastJSON(t *testing.T, stderr string) map[string]uint64 {
 	t.Helper()
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
-	var sum map[string]uint64
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+	sum, err := flatSummary(lines[len(lines)-1])
+	if err != nil {
 		t.Fatalf("summary: %v\n%s", err, stderr)
 	}
 	return sum
+}
+
+// flatSummary reads a --json summary: counters, and objects of counters
+// by group ("records": {"quic": 1}), returned as GROUP:KEY ("records:quic").
+// Anything else is an error: the summary holds counters only.
+func flatSummary(line string) (map[string]uint64, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(line), &raw); err != nil {
+		return nil, err
+	}
+	sum := map[string]uint64{}
+	for k, v := range raw {
+		var n uint64
+		if err := json.Unmarshal(v, &n); err == nil {
+			sum[k] = n
+			continue
+		}
+		var group map[string]uint64
+		if err := json.Unmarshal(v, &group); err != nil {
+			return nil, fmt.Errorf("summary key %q: %w", k, err)
+		}
+		for g, n := range group {
+			sum[k+":"+g] = n
+		}
+	}
+	return sum, nil
 }

@@ -120,12 +120,13 @@ func recordsBeyondHTTP(s *capture.Stats) bool {
 
 // jsonFirst are the keys the --json summary has begun with since it was
 // first written, in that order; the frames by reason follow them (see
-// appendReasons), then every other counter in summaryCounters' order:
-// records:PROTO, quic_NAME, non_http:KIND and any counter added since.
+// appendReasons), then every other counter in summaryCounters' order,
+// a counter named GROUP:KEY (records:quic, non_http:ssh) as KEY in an
+// object GROUP ("records": {"quic": 1}), so that no key needs quoting in jq.
 var jsonFirst = strings.Fields(`packets bytes tcp_flows requests new dup parse_errors reassembly_gaps kernel_drops
 	malformed_frames ip_fragments ip_datagrams_reassembled ip_datagrams_timed_out ip_datagrams_dropped_at_cap
 	ip_datagrams_invalid buffer_overflows flows_evicted segments_denied invalid_urls panics_recovered late_segments
-	other_frames undecoded_frames tls_hellos_without_sni tls_ech_hellos tls_hello_errors tls_hellos_too_large
+	other_frames quic_frames undecoded_frames tls_hellos_without_sni tls_ech_hellos tls_hello_errors tls_hellos_too_large
 	h2c_connections h2c_upgrades h2c_frame_errors h2c_hpack_errors h2c_over_cap h2c_lost`)
 
 // jsonLayout is the --json summary's counters: those of jsonFirst, and
@@ -148,25 +149,33 @@ var jsonLayout = sync.OnceValues(func() (first, rest []*counter.Desc[summary]) {
 })
 
 // appendReasons adds the frames without TCP by reason to the summary
-// object b, as flat counters like the rest: "undecoded:linktype:127": 26,
-// "other:ipproto:1": 3; "undecoded:further" and "other:further" count the
-// reasons past capture.MaxReasons.
+// object b, as two objects: "undecoded": {"linktype:127": 26} and
+// "other": {"ipproto:1": 3}; "further" in each counts the reasons past
+// capture.MaxReasons.
 func appendReasons(b []byte, r *capture.Reasons) []byte {
-	add := func(undecoded bool, label string, n uint64) {
-		kind := "other:"
+	for _, undecoded := range []bool{true, false} {
 		if undecoded {
-			kind = "undecoded:"
+			b = append(b, `,"undecoded":{`...)
+		} else {
+			b = append(b, `,"other":{`...)
 		}
-		b = fmt.Appendf(b, ",%q:%d", kind+label, n)
-	}
-	for _, c := range r.Counts() {
-		add(c.Undecoded(), c.Label(), c.Frames)
-	}
-	if r.LumpedUndecoded > 0 {
-		add(true, "further", r.LumpedUndecoded)
-	}
-	if r.LumpedOther > 0 {
-		add(false, "further", r.LumpedOther)
+		n := 0
+		add := func(label string, frames uint64) {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			b = fmt.Appendf(b, "%q:%d", label, frames)
+		}
+		for _, c := range r.Counts() {
+			if c.Undecoded() == undecoded {
+				add(c.Label(), c.Frames)
+			}
+		}
+		if lumped := map[bool]uint64{true: r.LumpedUndecoded, false: r.LumpedOther}[undecoded]; lumped > 0 {
+			add("further", lumped)
+		}
+		b = append(b, '}')
 	}
 	return b
 }
@@ -182,10 +191,34 @@ func writeJSONSummary(w io.Writer, st capture.Stats, c audit.Counts) {
 		b = fmt.Appendf(b, "%q:%d", d.Name, d.Value(s))
 	}
 	b = appendReasons(b, &s.stats.Reasons)
-	for _, d := range tail {
-		if v := d.Value(s); v != 0 || !d.Sparse {
-			b = fmt.Appendf(b, ",%q:%d", d.Name, v)
+	// The rest in order; the counters of a group together, in one object
+	// at the place of the group's first.
+	done := map[string]bool{}
+	for i, d := range tail {
+		group, _, grouped := strings.Cut(d.Name, ":")
+		if !grouped {
+			if v := d.Value(s); v != 0 || !d.Sparse {
+				b = fmt.Appendf(b, ",%q:%d", d.Name, v)
+			}
+			continue
 		}
+		if done[group] {
+			continue
+		}
+		done[group] = true
+		b = fmt.Appendf(b, ",%q:{", group)
+		n := 0
+		for _, e := range tail[i:] {
+			g, key, _ := strings.Cut(e.Name, ":")
+			if v := e.Value(s); g == group && (v != 0 || !e.Sparse) {
+				if n > 0 {
+					b = append(b, ',')
+				}
+				n++
+				b = fmt.Appendf(b, "%q:%d", key, v)
+			}
+		}
+		b = append(b, '}')
 	}
 	fmt.Fprintf(w, "%s}\n", b)
 }

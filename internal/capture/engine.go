@@ -38,7 +38,8 @@ type Stats struct {
 	Packets      uint64
 	Bytes        uint64 // captured bytes
 	TCP          uint64 // TCP segments
-	Other        uint64 // frames read that are not TCP over IP (ARP, ICMP, UDP ...): not an error
+	Other        uint64 // frames read that are not TCP over IP (ARP, ICMP, UDP ...), nor read as QUIC: not an error
+	QUICFrames   uint64 // frames read that carry a UDP datagram handed to the QUIC reader (QUIC.Datagrams counts reassembled ones too)
 	Undecoded    uint64 // frames of a link type, EtherType ... not decoded (Reasons say which)
 	Fragments    uint64 // IPv4 and IPv6 fragments (a fragment that completes a datagram too)
 	Defrag       DefragStats
@@ -74,6 +75,7 @@ var StatsCounters = sync.OnceValue(func() counter.Table[Stats] {
 		{Name: "ip_fragments", Help: "IPv4 and IPv6 fragments read", Text: "IP fragments", Field: func(s *Stats) *uint64 { return &s.Fragments }},
 		{Name: "panics_recovered", Help: "Panics recovered from while reading or handling a frame (the connection, or all of the source's, dropped); capture went on", Text: "panics recovered", Metric: "panics", Field: func(s *Stats) *uint64 { return &s.Panics }},
 		{Name: "other_frames", Help: "Frames read that carry no TCP (ARP, ICMP, UDP ...): not an error", Field: func(s *Stats) *uint64 { return &s.Other }},
+		{Name: "quic_frames", Help: "Frames read that carry a UDP datagram read as QUIC (counted here, not as other frames)", Field: func(s *Stats) *uint64 { return &s.QUICFrames }},
 		{Name: "undecoded_frames", Help: "Frames of a link type, EtherType ... not decoded (the metrics count them by reason)", Not: counter.Metrics, Field: func(s *Stats) *uint64 { return &s.Undecoded }},
 	}
 	t = append(t, counter.Nest(AssemblerStatsCounters, "", func(s *Stats) *AssemblerStats { return &s.Assembler })...)
@@ -93,7 +95,7 @@ var StatsCounters = sync.OnceValue(func() counter.Table[Stats] {
 
 // Decoded is the number of frames read through to their network layer or
 // to a protocol known to carry none: all but the undecoded and malformed.
-func (s *Stats) Decoded() uint64 { return s.TCP + s.Other + s.Fragments }
+func (s *Stats) Decoded() uint64 { return s.TCP + s.Other + s.QUICFrames + s.Fragments }
 
 // Engine decodes frames, reassembles TCP, follows QUIC Initials and
 // reports HTTP requests and ClientHellos. It is
@@ -194,9 +196,14 @@ func (e *Engine) Packet(p *Packet) {
 		e.stats.Reasons.Add(why, 1)
 		return
 	case decode.Datagram:
-		e.stats.Other++
-		e.stats.Reasons.Add(why, 1)
-		e.quicDatagram(p, why)
+		// A frame is counted once: as QUIC when the QUIC reader takes it,
+		// else as another frame by its reason.
+		if !e.quicDatagram(p, why) {
+			e.stats.Other++
+			e.stats.Reasons.Add(why, 1)
+			return
+		}
+		e.stats.QUICFrames++
 		return
 	case decode.Undecoded:
 		e.stats.Undecoded++
@@ -218,16 +225,18 @@ func (e *Engine) Packet(p *Packet) {
 }
 
 // quicDatagram hands a UDP datagram that looks like QUIC to the QUIC
-// reader, unless Ports leaves out both its ports; why is the frame's
-// reason (ReasonTunnelPort: on a tunnel's port, counted).
-func (e *Engine) quicDatagram(p *Packet, why Reason) {
+// reader, unless Ports leaves out both its ports, and reports whether it
+// did; why is the frame's reason (ReasonTunnelPort: on a tunnel's port,
+// counted).
+func (e *Engine) quicDatagram(p *Packet, why Reason) bool {
+	if e.ports != nil && !e.ports[e.seg.Dst.Port()] && !e.ports[e.seg.Src.Port()] {
+		return false
+	}
 	if why.Kind == decode.ReasonTunnelPort {
 		e.quic.CountTunnelPort()
 	}
-	if e.ports != nil && !e.ports[e.seg.Dst.Port()] && !e.ports[e.seg.Src.Port()] {
-		return
-	}
 	e.quic.Add(p.Info.Timestamp, &e.seg)
+	return true
 }
 
 // reassembled handles a frame that completed an IP datagram: the frame is

@@ -58,7 +58,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		e.asm.Flush()
 		st := e.Stats()
-		if st.TCP+st.Other+st.Fragments+st.DecodeErrors+st.Undecoded != st.Packets || st.Reasons.Undecoded() != st.Undecoded {
+		if st.TCP+st.Other+st.QUICFrames+st.Fragments+st.DecodeErrors+st.Undecoded != st.Packets || st.Reasons.Undecoded() != st.Undecoded {
 			t.Fatalf("frames counted %+v", st)
 		}
 		for _, u := range urls {

@@ -52,7 +52,7 @@ func TestQUICProtosAndPorts(t *testing.T) {
 		{"port 80", Options{Ports: []uint16{80}}, 0},
 	} {
 		urls, st := runQUIC(t, &tc.opts, path)
-		if len(urls) != tc.want || st.Records[ProtoQUIC] != uint64(tc.want) || st.QUIC.Hellos != uint64(tc.want) || st.Other != st.Packets {
+		if len(urls) != tc.want || st.Records[ProtoQUIC] != uint64(tc.want) || st.QUIC.Hellos != uint64(tc.want) || st.QUICFrames+st.Other != st.Packets || tc.want > 0 && st.QUICFrames == 0 {
 			t.Errorf("%s: %q, stats %+v", tc.name, urls, st)
 		}
 		if tc.want > 0 && (urls[0] != "https://a.example/" || urls[1] != "https://b.example/") {

@@ -247,7 +247,8 @@ func (d *Daemon) Close() {
 // Run serves until ctx ends: then it stops the sources, drains and shuts
 // down the front ends (requests being decided get ShutdownTimeout; slow
 // clients are cut off, which is not an error), flushes the event log and
-// syncs the state. SIGHUP reopens the event log.
+// syncs the state. SIGHUP reopens the event log. Run by systemd with
+// Type=notify, it says READY=1 once serving and STOPPING=1 when it stops.
 func (d *Daemon) Run(ctx context.Context) error {
 	fes := d.frontEnds()
 	srcCtx, stopSources := context.WithCancel(context.Background())
@@ -272,6 +273,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	// Every socket is open, the state mapped, the sources started (and
+	// privileges dropped, by the caller): the service is up.
+	if err := notify("READY=1\nSTATUS=serving"); err != nil {
+		d.log.Warn("service manager not told the daemon is ready", "err", err)
+	}
 	flush := time.NewTicker(time.Second)
 	defer flush.Stop()
 	var eventsReport eventLogReport
@@ -296,6 +302,7 @@ loop:
 		}
 	}
 	d.log.Info("shutting down")
+	_ = notify("STOPPING=1")
 	stopSources()
 	wg.Wait()
 	err = errors.Join(err, d.shutdown(fes), d.cfg.Events.Flush())

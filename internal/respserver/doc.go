@@ -77,7 +77,8 @@
 // the client does not take waits, and its connection is not read until
 // it has gone out; the others are served meanwhile. A goroutine for each
 // connection (Options.Goroutines, and elsewhere than Linux) answered
-// 14–21% fewer single commands a second when the state is not flushed;
+// 13–17% fewer single commands a second when the state is not flushed
+// (the loop answered 14–21% more);
 // with serve's 1 s flush neither is faster for single commands, and
 // goroutines decide big batches about 20% faster (docs/BENCHMARKS.md).
 //
