@@ -32,11 +32,15 @@ func newCaptureCommand(g *globalOptions) *cobra.Command {
 	o := &liveOptions{}
 	cmd := &cobra.Command{
 		Use:   "capture --iface IF [flags] [--bpf EXPR | EXPR...]",
-		Short: "Find the HTTP requests on a network interface and record their URLs",
+		Short: "Find the HTTP requests, TLS and QUIC server names on a network interface and record their URLs",
 		Long: `Capture from a network interface (a mirror port, say) through AF_PACKET with
-a memory-mapped ring, reassemble TCP, and decide every HTTP/1.x request's
-URL against the state, exactly as replay does for files: by default print
-each URL the first time it is seen. Records are flushed whenever the
+a memory-mapped ring per worker (--workers, joined by fanout), reassemble
+TCP, and find what --proto selects (HTTP/1.x requests, TLS and QUIC
+ClientHellos' server names, cleartext HTTP/2 requests), deciding each URL
+against the state exactly as replay does for files: by default print each
+URL the first time it is seen. Capturing needs root or CAP_NET_RAW (and
+CAP_NET_ADMIN for promiscuous mode). On a new state directory the sockets
+are opened first, and packets wait in the ring while the state is made. Records are flushed whenever the
 interface is idle for 100 ms.
 
 --bpf takes a filter in tcpdump's syntax, or give it after the flags, as

@@ -33,7 +33,7 @@ type initOptions struct {
 }
 
 func (o *initOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.layout, "layout", format.Default.Layout.Name(), "layout: bitmap (the patent's: one bit per CRC32), keyed (keyed fingerprints: no forgeable collisions, far fewer false duplicates), or the literature's bloom, mdbf (state directories only) and dsbf")
+	fs.StringVar(&o.layout, "layout", format.Default.Layout.Name(), "layout: bitmap (the patent's: one bit per CRC32), keyed (keyed fingerprints: no forgeable collisions, far fewer false duplicates), the literature's bloom, mdbf (state directories only) and dsbf, or keyed-window and bitmap-window (seen in the last --window)")
 	fs.StringVar(&o.normalize, "normalize", "safe", "URL normalization: safe (RFC 3986 6.2.2-6.2.3) or none (raw bytes)")
 	fs.StringVar(&o.signature, "signature", "", "bitmap signature: crc32 (IEEE, as zlib; the default) or crc32c (Castagnoli); keyed is always siphash-1-3")
 	fs.Uint64Var(&o.capacity, "capacity", 0, "plan the state for this many distinct URLs (with --false-dup); keyed picks its size from it")

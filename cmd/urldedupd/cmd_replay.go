@@ -20,11 +20,15 @@ func newReplayCommand(g *globalOptions) *cobra.Command {
 	var reads []string
 	cmd := &cobra.Command{
 		Use:   "replay [flags] FILE... | replay -r FILE | replay -",
-		Short: "Find the HTTP requests in pcap/pcapng files and record their URLs",
+		Short: "Find the HTTP requests, TLS and QUIC server names in pcap/pcapng files and record their URLs",
 		Long: `Read capture files (pcap or pcapng, plain or gzip-compressed, told apart by
-their first bytes) in order, reassemble TCP, find every HTTP/1.x request on
-any port, build its absolute URL (http://host[:port]/target) and decide it
-against the state: by default print each URL the first time it is seen.
+their first bytes) in order, reassemble TCP and IP fragments, and find, on
+any port, what --proto selects (all by default): every HTTP/1.x request, as
+its absolute URL (http://host[:port]/target); the server name of every TLS
+ClientHello, after a STARTTLS prelude too (https://name[:port]/); the same
+in QUIC Initial packets; every cleartext HTTP/2 request (h2c, by upgrade,
+prior knowledge or inside CONNECT). Each URL is decided against the state:
+by default each is printed the first time it is seen.
 
 Link layers: Ethernet, Linux cooked capture (SLL, SLL2), raw IPv4/IPv6, BSD
 loopback, IEEE 802.11 (bare, radiotap, Prism, AVS, PPI), NFLOG, PPP; inside them 802.1Q/802.1ad tags, PPPoE sessions, MPLS (IP and

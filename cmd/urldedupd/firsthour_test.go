@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -320,5 +321,39 @@ func TestJSONSummaryNestedCountedOnce(t *testing.T) {
 	}
 	if other, _ := sum["other"].(map[string]any); sum["other_frames"] != 4.0 || sum["quic_frames"] != 0.0 || other["ipproto:17"] != 4.0 {
 		t.Errorf("summary of 4 UDP frames, QUIC not read: %s", stderr)
+	}
+}
+
+// The help says what the commands do today: every layout this build knows
+// is named by the root help and init's --layout, and replay and capture
+// name every protocol they record (they said "every HTTP/1.x request").
+func TestHelpNamesLayoutsAndProtocols(t *testing.T) {
+	_, stderr, _ := run(t, nil, "--dir", filepath.Join(t.TempDir(), "state"), "init", "--layout", "nosuch")
+	_, known, ok := strings.Cut(stderr, "this build knows ")
+	if !ok {
+		t.Fatalf("init --layout nosuch does not list the layouts: %q", stderr)
+	}
+	known, _, _ = strings.Cut(known, ")")
+	layouts := strings.FieldsFunc(strings.ReplaceAll(known, " and ", ","), func(r rune) bool { return r == ',' || r == ' ' })
+	if len(layouts) < 7 {
+		t.Fatalf("layouts %q", layouts)
+	}
+	root, _, _ := run(t, nil, "--help")
+	initHelp, _, _ := run(t, nil, "init", "--help")
+	for _, l := range layouts {
+		for name, help := range map[string]string{"urldedupd --help": root, "init --help": initHelp} {
+			if !regexp.MustCompile(`\b` + regexp.QuoteMeta(l) + `\b`).MatchString(help) {
+				t.Errorf("%s does not name the layout %s", name, l)
+			}
+		}
+	}
+	for _, cmd := range []string{"replay", "capture"} {
+		help, _, _ := run(t, nil, cmd, "--help")
+		first, _, _ := strings.Cut(help, "\n\n")
+		for _, p := range []string{"HTTP/1.x", "TLS", "QUIC", "HTTP/2"} {
+			if !strings.Contains(first, p) {
+				t.Errorf("%s --help's first paragraph does not name %s:\n%s", cmd, p, first)
+			}
+		}
 	}
 }

@@ -57,9 +57,24 @@ func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "urldedupd",
 		Short: "Tell whether a URL has been seen before, at line rate and across restarts",
-		Long: `urldedupd keeps one bit per URL signature (CRC32 of the normalized URL) in
-256 memory-mapped shard files of 2 MiB each (patent CN102693315A). Any number
-of local processes share the same state; it persists across restarts.
+		Long: `urldedupd tells whether a URL has been seen before, at line rate and across
+restarts. Each URL is normalized and signed, and the state records the
+signature: 256 memory-mapped shard files in a directory, shared by any
+number of local processes, or keys in Redis (--backend). Its layout, chosen
+by init, decides how:
+  bitmap         one bit per CRC32 signature, 512 MiB (patent CN102693315A;
+                 the default): false duplicates grow as it fills
+  keyed          a keyed hash table (SipHash): false duplicates rare (3e-9
+                 when 74% full) and not forgeable; URLs can be forgotten
+  bloom, mdbf,   the Bloom filters of the literature, for comparison
+  dsbf           (bloom and mdbf in a directory only)
+  keyed-window,  "seen in the last N days": generations that expire
+  bitmap-window
+
+URLs come as lines (filter, check), from capture files (replay), from a
+network interface (capture, serve: HTTP/1.x requests, the server names of
+TLS and QUIC ClientHellos, cleartext HTTP/2), or from crawlers over a local
+HTTP API and the Redis protocol (serve).
 
 The state directory is --dir, else $URLDEDUPD_DIR, else
 $XDG_STATE_HOME/urldedupd, else ~/.local/state/urldedupd.`,
@@ -86,7 +101,7 @@ $XDG_STATE_HOME/urldedupd, else ~/.local/state/urldedupd.`,
 		"state directory (default: $URLDEDUPD_DIR, $XDG_STATE_HOME/urldedupd or ~/.local/state/urldedupd)")
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.backend, "backend", os.Getenv("URLDEDUPD_BACKEND"),
-		"keep the state in Redis instead of --dir: redis://host:port/db, rediss://… (TLS), redis-cluster://host:port,host:port, rediss-cluster://… or unix:///path/redis.sock; anything else is refused (default: $URLDEDUPD_BACKEND)")
+		"keep the state in Redis instead of --dir (layouts bitmap, keyed, dsbf, keyed-window, bitmap-window): redis://host:port/db, rediss://… (TLS), redis-cluster://host:port,host:port, rediss-cluster://… or unix:///path/redis.sock; anything else is refused (default: $URLDEDUPD_BACKEND)")
 	pf.StringVar(&g.redisPrefix, "redis-prefix", "urldedupd", "key prefix in Redis: keys PREFIX:00 … PREFIX:ff and PREFIX:meta")
 	pf.StringVar(&g.onBackendError, "on-backend-error", "fail", "when Redis cannot decide a batch: fail (exit with an error) or assume-new (answer every URL of it new)")
 	pf.StringVar(&g.localCache, "local-cache", "", "with --backend: a local state dir answering known duplicates without asking Redis")
