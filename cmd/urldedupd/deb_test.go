@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"bufio"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,16 +140,7 @@ func TestUnitSystemCallFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
-	for i := 0; ; i++ {
-		if c, err := net.Dial("unix", sock); err == nil {
-			c.Close()
-			break
-		}
-		if i == 1200 {
-			t.Fatal("serve under strace did not open its socket")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitDial(t, "unix", sock, 60*time.Second, "serve under strace did not open its socket")
 	c := unixClient(sock)
 	if code, body := post(t, c, "/v1/check", "http://filter.example/\n"); code != 200 || !strings.HasPrefix(body, "new") {
 		t.Errorf("check: %d %q", code, body)

@@ -171,16 +171,7 @@ func TestServeNothingToServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		if i == 600 {
-			t.Fatal("serve --socket none --listen did not listen")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitDial(t, "tcp", addr, 30*time.Second, "serve --socket none --listen did not listen")
 	stopServe(t, cmd)
 }
 

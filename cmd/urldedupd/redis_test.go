@@ -293,16 +293,7 @@ func TestRedisServeAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
-	for i := 0; ; i++ {
-		if c, err := net.Dial("unix", sock); err == nil {
-			c.Close()
-			break
-		}
-		if i == 200 {
-			t.Fatal("serve did not open its socket")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitDial(t, "unix", sock, 10*time.Second, "serve did not open its socket")
 	c := unixClient(sock)
 	filterOut, _, code := run(t, strings.NewReader(urlLines("both", 0, 3000)), "--backend", backend, "filter")
 	if code != 0 {

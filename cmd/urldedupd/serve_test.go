@@ -48,15 +48,22 @@ func serveLogging(t *testing.T, stderr io.Writer, prefix []string, dir string, e
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
-	for i := 0; ; i++ {
-		if c, err := net.Dial("unix", sock); err == nil {
+	waitDial(t, "unix", sock, 10*time.Second, "serve did not open its socket")
+	return cmd, sock
+}
+
+// waitDial waits, at most limit, until addr takes a connection; else the
+// test fails saying why.
+func waitDial(t *testing.T, network, addr string, limit time.Duration, why string) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial(network, addr); err == nil {
 			c.Close()
-			return cmd, sock
+			return
 		}
-		if i == 200 {
-			t.Fatal("serve did not open its socket")
+		if time.Now().After(deadline) {
+			t.Fatal(why)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
