@@ -173,7 +173,14 @@ func sayCreating(g *globalOptions, dryRun bool, stderr io.Writer) {
 	if g.backend != "" || dryRun {
 		return
 	}
-	if _, err := os.Lstat(filepath.Join(g.dir, shardfile.MetaName)); errors.Is(err, fs.ErrNotExist) {
+	if !stateExists(g.dir) {
 		fmt.Fprintf(stderr, "urldedupd: creating state %s; packets wait in the capture ring meanwhile\n", g.dir)
 	}
+}
+
+// stateExists reports whether dir holds a state's metadata (anything but
+// "no such file" counts as yes: opening it will say what is wrong).
+func stateExists(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, shardfile.MetaName))
+	return !errors.Is(err, fs.ErrNotExist)
 }

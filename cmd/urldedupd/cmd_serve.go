@@ -203,6 +203,11 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 		return usageError(configError(&cfg, err))
 	}
 
+	if g.backend == "" && !stateExists(g.dir) {
+		// Seconds of writing zeros (512 MiB for the bitmap), before the
+		// sources and the API open: said, so the wait is not a mystery.
+		log.Info("creating state", "dir", g.dir)
+	}
 	st, err := openState(ctx, g, state.Options{Create: true, Local: shardfile.Options{FlushInterval: o.flush, Populate: true}})
 	if err != nil {
 		return err

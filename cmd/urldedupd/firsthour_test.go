@@ -166,13 +166,19 @@ func TestServeNothingToServe(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(binary, "--dir", dir, "serve", "--socket", "none", "--listen", addr)
+	cmd := exec.Command(binary, "--dir", dir, "serve", "--socket", "none", "--listen", addr, "--log-format", "json")
+	var logs lockedBuffer
+	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 	waitDial(t, "tcp", addr, 30*time.Second, "serve --socket none --listen did not listen")
 	stopServe(t, cmd)
+	// Creating the state takes seconds, before anything listens: it is said.
+	if !strings.Contains(logs.String(), `"msg":"creating state"`) {
+		t.Errorf("serve on a new state did not say it creates it:\n%s", logs.String())
+	}
 }
 
 // init names what is wrong with a size and what would do (it said
