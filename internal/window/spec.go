@@ -78,6 +78,8 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("%w: %d generations: want 1 to %d", ErrSpec, s.Generations, MaxGenerations)
 	case s.Window < MinWindow:
 		return fmt.Errorf("%w: window %v: want at least %v", ErrSpec, s.Window, MinWindow)
+	case s.Window > maxDuration: // ParseDuration would not read it back from the metadata
+		return fmt.Errorf("%w: window %s: longer than %d days", ErrSpec, FormatDuration(s.Window), maxDays)
 	case s.Length() < MinLength:
 		return fmt.Errorf("%w: window %v in %d generations is %v a generation: want at least %v",
 			ErrSpec, s.Window, s.Generations, s.Length(), MinLength)

@@ -75,10 +75,17 @@ func TestValidate(t *testing.T) {
 		{"not divisible", spec(time.Second+1, 2), false},
 		{"no policy", window.Spec{Epoch: epoch, Window: time.Hour, Generations: 2}, false},
 		{"no epoch", window.Spec{Window: time.Hour, Generations: 2, Policy: window.LastSeen}, false},
+		{"a century", spec(36_500*24*time.Hour, 4), true},
+		// Written as "73000d" in the metadata, it was refused when read.
+		{"two centuries", spec(73_000*24*time.Hour, 4), false},
 	} {
 		err := tt.s.Validate()
 		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, window.ErrSpec)) {
 			t.Errorf("%s: %v", tt.name, err)
+		}
+		// What Validate accepts is written and read back.
+		if d, perr := window.ParseDuration(window.FormatDuration(tt.s.Window)); err == nil && (perr != nil || d != tt.s.Window) {
+			t.Errorf("%s: window %v written as %q reads back as %v, %v", tt.name, tt.s.Window, window.FormatDuration(tt.s.Window), d, perr)
 		}
 	}
 }
