@@ -87,7 +87,7 @@ awk 'function median(a, n,   i, j, x) { # insertion sort, then the middle
 # Both tools must find the same hellos: count and set of server names.
 bad=0
 uh=$(grep -c '"proto":"tls"' "$work/u1" || true)
-us=$(grep -o '"records:tls":[0-9]*' "$work/u1.err" | cut -d: -f3)
+us=$(grep -o '"records":{[^}]*}' "$work/u1.err" | grep -o '"tls":[0-9]*' | cut -d: -f2)
 th=$(wc -l < "$work/t1")
 sed -n 's/.*"sni":"\([^"]*\)".*/\1/p' "$work/u1" | sort -u > "$work/u.sni"
 grep . "$work/t1" | sort -u > "$work/t.sni" || true
