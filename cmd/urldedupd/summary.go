@@ -172,7 +172,11 @@ func appendReasons(b []byte, r *capture.Reasons) []byte {
 				add(c.Label(), c.Frames)
 			}
 		}
-		if lumped := map[bool]uint64{true: r.LumpedUndecoded, false: r.LumpedOther}[undecoded]; lumped > 0 {
+		lumped := r.LumpedOther
+		if undecoded {
+			lumped = r.LumpedUndecoded
+		}
+		if lumped > 0 {
 			add("further", lumped)
 		}
 		b = append(b, '}')
