@@ -135,3 +135,17 @@ func BenchmarkWriteJSONSummary(b *testing.B) {
 		writeJSONSummary(&buf, s.stats, s.counts)
 	}
 }
+
+// The reasons past capture.MaxReasons are "further" in each kind's object
+// of the JSON summary.
+func TestJSONSummaryFurther(t *testing.T) {
+	s := &summary{}
+	s.stats.Reasons.LumpedUndecoded, s.stats.Reasons.LumpedOther = 4, 2
+	var js bytes.Buffer
+	writeJSONSummary(&js, s.stats, s.counts)
+	for _, want := range []string{`"undecoded":{"further":4}`, `"other":{"further":2}`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("JSON summary lacks %s:\n%s", want, js.String())
+		}
+	}
+}
