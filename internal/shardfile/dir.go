@@ -392,14 +392,31 @@ func (d *Dir) checkEmpty() error {
 // full (a SIGBUS), and a first write to a page costs a plain page fault
 // instead of an extent conversion in the file system's journal (about 10 µs
 // a page on ext4). On failure it removes what it made.
+//
+// The zeros go in one page a write where the file system writes pages
+// back. One with large folios (ext4 from Linux 6.16, XFS) caches a write
+// of 4 MiB as 2 MiB folios, and the kernel tracks a mapped folio's
+// dirtiness as one: a bit set in such a shard then made the next flush
+// write the whole 2 MiB, so a state fresh from init wrote 512 MiB at
+// every --flush-interval under as little as a thousand URLs a second
+// (docs/BENCHMARKS.md, "Flushes write pages, not shards"). Written a page
+// at a time, the cache holds 4 KiB folios, as it does once the state has
+// been read back from disk through the mapping (after a reboot), and a
+// flush writes 4 KiB for each page set since the last. It costs about
+// 0.4 s of system time for 512 MiB, so tmpfs, which writes nothing back,
+// takes 4 MiB a write.
 func createShards(dir string, size int64) error {
-	zeros := make([]byte, min(size, 4<<20))
+	big := make([]byte, min(size, 4<<20))
 	for i := 0; i < format.Shards; i++ {
 		p := filepath.Join(dir, format.ShardName(i))
 		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666) // less the umask
 		if err == nil {
+			zeros := big
+			if writesBack(f) {
+				zeros = big[:min(size, int64(os.Getpagesize()))]
+			}
 			for n := int64(0); n < size && err == nil; n += int64(len(zeros)) {
-				_, err = f.Write(zeros[:min(int64(len(zeros)), size-n)]) // a shard need not be a multiple of 4 MiB (bitmap-window)
+				_, err = f.Write(zeros[:min(int64(len(zeros)), size-n)])
 			}
 			if cerr := f.Close(); err == nil {
 				err = cerr

@@ -42,6 +42,16 @@ var syncMap = func(b []byte) error { return unix.Msync(b, unix.MS_SYNC) }
 // at first touch).
 func populate(b []byte) { unix.Madvise(b, unix.MADV_POPULATE_WRITE) }
 
+// writesBack tells a file whose dirty pages the kernel writes to storage:
+// not one on tmpfs or ramfs, which live in memory only (when unsure, yes).
+func writesBack(f *os.File) bool {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &st); err != nil {
+		return true
+	}
+	return st.Type != unix.TMPFS_MAGIC && st.Type != unix.RAMFS_MAGIC
+}
+
 // allocatedBytes is the disk space allocated to a file (st_blocks × 512).
 func allocatedBytes(fi os.FileInfo) int64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
