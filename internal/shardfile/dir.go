@@ -416,7 +416,7 @@ func createShards(dir string, size int64) error {
 				zeros = big[:min(size, int64(os.Getpagesize()))]
 			}
 			for n := int64(0); n < size && err == nil; n += int64(len(zeros)) {
-				_, err = f.Write(zeros[:min(int64(len(zeros)), size-n)])
+				_, err = f.Write(zeros[:min(int64(len(zeros)), size-n)]) // a shard need not be a multiple of either (bitmap-window)
 			}
 			if cerr := f.Close(); err == nil {
 				err = cerr
