@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"image/png"
 	"math"
@@ -135,7 +136,7 @@ func TestLogTicks(t *testing.T) {
 		{lo: 3.1, hi: 3.9, label: rateLabel, want: []string{"3.1", "3.9"}},
 	} {
 		ticks := logTicks{tt.label}.Ticks(tt.lo, tt.hi)
-		slices.SortFunc(ticks, func(a, b plot.Tick) int { return cmpFloat(a.Value, b.Value) })
+		slices.SortFunc(ticks, func(a, b plot.Tick) int { return cmp.Compare(a.Value, b.Value) })
 		var labels []string
 		for _, tk := range ticks {
 			if tk.Value < tt.lo*(1-1e-12) || tk.Value > tt.hi*(1+1e-12) {
@@ -152,16 +153,6 @@ func TestLogTicks(t *testing.T) {
 			t.Errorf("%g..%g: labels %v, want %v", tt.lo, tt.hi, labels, tt.want)
 		}
 	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // The data take the plot's height but for the title and the x axis (no

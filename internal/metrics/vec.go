@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sync"
@@ -134,22 +135,12 @@ func sortedKeys[V any](m map[key]V) []key {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b key) int {
-		if c := compareStrings(a[0], b[0]); c != 0 {
+		if c := cmp.Compare(a[0], b[0]); c != 0 {
 			return c
 		}
-		return compareStrings(a[1], b[1])
+		return cmp.Compare(a[1], b[1])
 	})
 	return keys
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // labelPairs makes name, value pairs of names and k, then extra.
