@@ -16,6 +16,9 @@
 #      at millions of random URLs a second every page of the state is
 #      dirty again at each flush, so the periodic msync writes the whole
 #      state every second;
+#   4b. single commands and BF.MADD with --flush-interval 0 and
+#      --resp-loops NPROC: an event loop a processor, which decides big
+#      batches on every processor;
 #   5. single commands with the client pinned to one core and the server
 #      to the other (taskset), for both servers: on two cores, where
 #      client and server share the machine, how the kernel places
@@ -94,6 +97,10 @@ for r in $(seq 1 "$rounds"); do
   echo "$r pipe64-noflush urldedupd $(rps -p "$UPORT" -c 50 -n "$((n * 4))" -P 64 -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
   echo "$r madd100-noflush urldedupd $(rps -p "$UPORT" -c 50 -n "$((n / 20))" -P 4 -r 100000000 "${madd[@]}")" >> "$raw"
   stop_serve
+  start_serve env -- --flush-interval 0 --resp-loops "$(nproc)"
+  echo "$r single-loops-noflush urldedupd $(rps -p "$UPORT" -c 50 -n "$n" -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
+  echo "$r madd100-loops-noflush urldedupd $(rps -p "$UPORT" -c 50 -n "$((n / 20))" -P 4 -r 100000000 "${madd[@]}")" >> "$raw"
+  stop_serve
   start_serve taskset -c 1 --
   echo "$r single-pinned urldedupd $(CLIENT="taskset -c 0" rps -p "$UPORT" -c 50 -n "$n" -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
   stop_serve
@@ -170,6 +177,9 @@ print(f"| single commands, serve `--flush-interval 0` | {f(col('single-noflush',
 print(f"| `-P 64`, serve `--flush-interval 0` | {f(col('pipe64-noflush','urldedupd'))} | {f(col('pipe64','redis'))} | {ratio_to('pipe64-noflush','pipe64'):.2f}× |")
 m = [v * 100 for v in col('madd100-noflush', 'urldedupd')]
 print(f"| `BF.MADD` of 100 URLs, `-P 4`, serve `--flush-interval 0` (URLs/s) | {f(m)} | — | |")
+print(f"| single commands, serve `--flush-interval 0 --resp-loops NPROC` (a loop a processor) | {f(col('single-loops-noflush','urldedupd'))} | {f(col('single','redis'))} | {ratio_to('single-loops-noflush','single'):.2f}× |")
+m = [v * 100 for v in col('madd100-loops-noflush', 'urldedupd')]
+print(f"| `BF.MADD` of 100 URLs, `-P 4`, serve `--flush-interval 0 --resp-loops NPROC` (URLs/s) | {f(m)} | — | |")
 print(f"| single commands, client on core 0, server on core 1 | {f(col('single-pinned','urldedupd'))} | {f(col('single-pinned','redis'))} | {ratio('single-pinned'):.2f}× |")
 print()
 print(f"Memory, {nd:,} distinct URLs loaded into each (redis-cli --pipe, 100 a command):")

@@ -48,6 +48,7 @@ type serveOptions struct {
 	respSocket  string
 	respKey     string
 	respGo      bool
+	respLoops   int
 }
 
 func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
@@ -74,6 +75,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.respListen, "resp-listen", "", "also serve the Redis protocol (BF.ADD, BF.MADD, …) on this TCP address (loopback unless --allow-remote; AUTH with --token)")
 	fs.StringVar(&o.respSocket, "resp-socket", "", "also serve the Redis protocol on this Unix socket (mode --socket-mode)")
 	fs.StringVar(&o.respKey, "resp-default-key", respserver.DefaultKey, "the Redis-protocol key whose items are signed as filter, the sensor and the API sign URLs (other keys are namespaces of their own)")
+	fs.IntVar(&o.respLoops, "resp-loops", 0, "event loops serving the Redis-protocol connections (0: one for every two processors); more use more processors for big BF.MADD batches, at some cost to single commands")
 	fs.BoolVar(&o.respGo, "resp-goroutines", false, "serve each Redis-protocol connection from a goroutine of its own rather than from the event loop (epoll): fewer single commands a second; kept to compare")
 	fs.DurationVar(&o.grace, "shutdown-grace", daemon.DefaultShutdownTimeout, "on SIGTERM, time for API requests being decided to finish before connections are closed")
 	o.reassemblyFlags.AddFlags(fs)
@@ -158,7 +160,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 		Capture: capOpts,
 		Socket:  o.socket, SocketMode: os.FileMode(o.socketMode),
 		Listen: o.listen, AllowRemote: o.allowRemote, Token: o.token,
-		RESPListen: o.respListen, RESPSocket: o.respSocket, RESP: respserver.Options{DefaultKey: o.respKey, Goroutines: o.respGo},
+		RESPListen: o.respListen, RESPSocket: o.respSocket, RESP: respserver.Options{DefaultKey: o.respKey, Goroutines: o.respGo, Loops: o.respLoops},
 		API:           api.Options{MaxBatch: o.maxBatch, MaxInflightBytes: o.maxInflight, BodyTimeout: o.bodyTimeout},
 		HeaderTimeout: o.headTimeout, IdleTimeout: o.idleTimeout, ShutdownTimeout: o.grace, MaxConns: o.maxConns,
 		Logger: log,
@@ -177,6 +179,9 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 	}
 	if o.workers < 1 || o.workers > maxWorkers {
 		return usageError(fmt.Errorf("--workers %d: not in 1..%d", o.workers, maxWorkers))
+	}
+	if o.respLoops < 0 || o.respLoops > maxWorkers {
+		return usageError(fmt.Errorf("--resp-loops %d: not in 0..%d", o.respLoops, maxWorkers))
 	}
 	for _, i := range o.ifaces {
 		cfg.Sources = append(cfg.Sources, daemon.SourceConfig{Iface: i, BPF: o.bpf, Workers: o.workers})

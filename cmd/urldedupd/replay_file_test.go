@@ -286,10 +286,11 @@ func TestReplayLogFormat(t *testing.T) {
 			t.Errorf("record %s\ndocument %s", jl[i], el[i])
 		}
 	}
-	// The workers' cap (16) and floor, for capture and serve alike: usage
-	// errors before any socket is opened.
-	for _, args := range [][]string{{"capture", "-i", "lo", "--workers", "17"}, {"capture", "-i", "lo", "--workers", "0"}, {"serve", "--iface", "lo", "--workers", "17"}} {
-		if _, stderr, code := run(t, nil, append([]string{"--dir", filepath.Join(t.TempDir(), "state")}, args...)...); code != 2 || !strings.Contains(stderr, "--workers") {
+	// The workers' cap (16) and floor, for capture and serve alike, and
+	// serve's RESP loops: usage errors before any socket is opened.
+	for _, args := range [][]string{{"capture", "-i", "lo", "--workers", "17"}, {"capture", "-i", "lo", "--workers", "0"}, {"serve", "--iface", "lo", "--workers", "17"},
+		{"serve", "--resp-listen", "127.0.0.1:0", "--resp-loops", "17"}, {"serve", "--resp-listen", "127.0.0.1:0", "--resp-loops", "-1"}} {
+		if _, stderr, code := run(t, nil, append([]string{"--dir", filepath.Join(t.TempDir(), "state")}, args...)...); code != 2 || !strings.Contains(stderr, args[len(args)-2]) {
 			t.Errorf("%v: exit %d, %q", args, code, stderr)
 		}
 	}

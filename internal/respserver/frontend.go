@@ -53,6 +53,13 @@ type Options struct {
 	// elsewhere): slower for single commands (docs/BENCHMARKS.md), kept
 	// to compare.
 	Goroutines bool
+	// Loops is how many event loops serve the connections, handed to
+	// them in turn; zero: one for every two processors (as
+	// redis-server's one thread, the other processor left to the
+	// clients). A loop decides on one processor: more loops use more of
+	// them for big batches, at some cost to single commands
+	// (docs/BENCHMARKS.md, "Event loops").
+	Loops int
 }
 
 // Defaults of Options.
@@ -165,7 +172,7 @@ func (f *FrontEnd) Serve(ctx context.Context) error {
 	for _, l := range f.listeners {
 		f.serving = append(f.serving, f.limit.Listener(l))
 	}
-	for i := 0; i < loopCount() && !f.opts.Goroutines; i++ {
+	for i := 0; i < f.loopCount() && !f.opts.Goroutines; i++ {
 		lp, err := newLoop(f)
 		if err != nil {
 			f.log.Warn("RESP connections served by goroutines", "err", err)

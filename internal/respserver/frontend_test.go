@@ -20,10 +20,15 @@ import (
 // The front end in this process (run it with -race): 8 clients pipeline
 // BF.MADD and BF.ADD of overlapping URLs at once; every URL is answered
 // new exactly once, and Shutdown ends Serve with nil; with connections
-// served by the event loop, and by goroutines.
+// served by the event loop, by three loops deciding at once, and by
+// goroutines.
 func TestFrontEndConcurrent(t *testing.T) {
-	for _, goroutines := range []bool{false, true} {
-		t.Run(mode(goroutines), func(t *testing.T) { testFrontEndConcurrent(t, goroutines) })
+	for _, opts := range []respserver.Options{{}, {Loops: 3}, {Goroutines: true}} {
+		name := mode(opts.Goroutines)
+		if opts.Loops > 0 {
+			name = fmt.Sprintf("event-loops-%d", opts.Loops)
+		}
+		t.Run(name, func(t *testing.T) { testFrontEndConcurrent(t, opts) })
 	}
 }
 
@@ -34,12 +39,13 @@ func mode(goroutines bool) string {
 	return "event-loop"
 }
 
-func testFrontEndConcurrent(t *testing.T, goroutines bool) {
+func testFrontEndConcurrent(t *testing.T, opts respserver.Options) {
+	opts.MaxConns = 4
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fe := respserver.New(statetest.Memory(t, "bitmap"), &respserver.Options{MaxConns: 4, Goroutines: goroutines}, &respserver.Config{Listeners: []net.Listener{l}})
+	fe := respserver.New(statetest.Memory(t, "bitmap"), &opts, &respserver.Config{Listeners: []net.Listener{l}})
 	served := make(chan error, 1)
 	go func() { served <- fe.Serve(context.Background()) }()
 

@@ -95,10 +95,15 @@ func (e *evConn) Read(p []byte) (int, error) {
 	}
 }
 
-// loopCount is how many loops a front end runs: one for two processors,
-// the other left to the clients and the rest of the process, as
-// redis-server's one thread.
-func loopCount() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+// loopCount is how many loops a front end runs: Options.Loops, else one
+// for two processors, the other left to the clients and the rest of the
+// process, as redis-server's one thread.
+func (f *FrontEnd) loopCount() int {
+	if f.opts.Loops > 0 {
+		return f.opts.Loops
+	}
+	return max(1, runtime.GOMAXPROCS(0)/2)
+}
 
 // newLoop returns a loop, or an error when epoll or eventfd cannot be
 // had (the front end then serves each connection from a goroutine).

@@ -12,7 +12,7 @@ type evLoop struct{ f *FrontEnd }
 
 type evConn struct{}
 
-func loopCount() int { return 0 }
+func (f *FrontEnd) loopCount() int { return 0 }
 
 func newLoop(f *FrontEnd) (*evLoop, error) {
 	return nil, errors.New("respserver: no event loop on this system")
