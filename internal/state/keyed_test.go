@@ -69,8 +69,15 @@ func TestKeyedTruncatedShardIsAnError(t *testing.T) {
 }
 
 // Deciding a batch on a keyed state allocates nothing once warm, like the
-// bitmap's.
+// bitmap's. Not under the race detector: its sync.Pool drops one Put in
+// four on purpose, and each drop costs the Set's scratch (three
+// allocations), so 200 runs count 150 on average and now and then pass
+// 200, which AllocsPerRun reports as one a run (make test's race pass
+// failed so once). The plain pass checks it.
 func TestKeyedDecideNoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's sync.Pool drops pooled scratch on purpose; the plain pass checks this")
+	}
 	st := openKeyed(t)
 	signer := st.Signer()
 	sigs := make([]signature.Signature, 512)

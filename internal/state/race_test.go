@@ -2,5 +2,6 @@
 
 package state_test
 
-// raceEnabled is true under the race detector (see sized_test.go).
+// raceEnabled is true under the race detector (see sized_test.go and
+// TestKeyedDecideNoAllocs).
 const raceEnabled = true
