@@ -22,11 +22,14 @@ deps:
 	@bash scripts/install-deps.sh
 
 # The tests' temporary files go to a directory scripts/test-tmpdir.sh makes
-# (a tmpfs when there is one with room), removed at the end.
+# (a tmpfs when there is one with room), removed at the end. The command's
+# tests (cmd/urldedupd) mostly wait on the processes they start, so the
+# plain pass runs four of them at once (-parallel 4): 425 s one after the
+# other, 216 s four at a time, on a quiet 2-core machine.
 test: deps
 	$(GO) vet ./...
 	@tmp=$$(bash scripts/test-tmpdir.sh) && trap 'rm -rf "$$tmp"' EXIT && echo "tests' TMPDIR=$$tmp" && \
-	TMPDIR=$$tmp $(GO) test -count=1 -timeout 60m ./... && \
+	TMPDIR=$$tmp $(GO) test -count=1 -parallel 4 -timeout 60m ./... && \
 	TMPDIR=$$tmp $(GO) test -count=1 -race -timeout 30m . ./internal/...
 	@$(MAKE) --no-print-directory fuzz-short
 

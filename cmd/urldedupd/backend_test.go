@@ -18,6 +18,7 @@ import (
 // would have put a state directory (issue 19, item 7: each of these
 // created a 512 MiB state in the current directory and exited 0).
 func TestBackendRefusesOtherForms(t *testing.T) {
+	t.Parallel()
 	bad := []string{"redis:/127.0.0.1:1/0", "http://127.0.0.1:1/0", "127.0.0.1:1", "state", "./state", "Redis://127.0.0.1:1/0"}
 	for _, b := range bad {
 		for _, viaEnv := range []bool{false, true} {
@@ -68,6 +69,7 @@ func TestBackendRefusesOtherForms(t *testing.T) {
 // migrate refuses an address with :// that is not a Redis one, rather than
 // creating a directory of that name.
 func TestMigrateRefusesOtherForms(t *testing.T) {
+	t.Parallel()
 	state := filepath.Join(t.TempDir(), "state")
 	if _, stderr, code := run(t, nil, "--dir", state, "init"); code != 0 {
 		t.Fatal(stderr)
@@ -87,6 +89,7 @@ func TestMigrateRefusesOtherForms(t *testing.T) {
 // A Redis address that does not parse is a usage error too, and the
 // password of one is not echoed.
 func TestBackendBadRedisAddress(t *testing.T) {
+	t.Parallel()
 	_, stderr, code := run(t, nil, "--backend", "redis://127.0.0.1:notaport/0", "stats")
 	if code != 2 {
 		t.Fatalf("redis://127.0.0.1:notaport/0: exit %d %q, want 2", code, stderr)
@@ -100,6 +103,7 @@ func TestBackendBadRedisAddress(t *testing.T) {
 // Every form that worked keeps working, and unix:// reaches Redis over its
 // socket.
 func TestBackendUnixSocket(t *testing.T) {
+	t.Parallel()
 	sock := filepath.Join(t.TempDir(), "redis.sock")
 	redistest.Server(t, "--unixsocket", sock, "--unixsocketperm", "700")
 	backend := "unix://" + sock + "?db=0"

@@ -39,6 +39,7 @@ func sums(t *testing.T, dir string) string {
 }
 
 func TestBadStateRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		break_  func(dir string)
@@ -87,6 +88,7 @@ func TestBadStateRefused(t *testing.T) {
 // still work, and no file changes. As root, permission bits do not bind,
 // so the commands run as nobody.
 func TestReadOnlyState(t *testing.T) {
+	t.Parallel()
 	dir := newState(t)
 	if err := exec.Command("chmod", "-R", "a-w", dir).Run(); err != nil {
 		t.Fatal(err)

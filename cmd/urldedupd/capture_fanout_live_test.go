@@ -22,6 +22,7 @@ import (
 // datagram's fragments to one worker whole, or the worker's own
 // reassembly does).
 func TestCaptureFanout(t *testing.T) {
+	t.Parallel()
 	cli, srv, srvIf := fragmentingRoute(t)
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "203.0.113.2", "8080")
 	nettest.WaitListen(t, srv, 8080)

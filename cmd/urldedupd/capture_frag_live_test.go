@@ -22,6 +22,7 @@ import (
 // on that interface (one worker: TestCaptureFanout has two) reports each
 // request exactly once, with the datagrams reassembled in its summary.
 func TestCaptureLiveFragments(t *testing.T) {
+	t.Parallel()
 	cli, srv, srvIf := fragmentingRoute(t)
 
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "203.0.113.2", "8080")

@@ -17,6 +17,7 @@ import (
 // tshark finds the same names in a tcpdump of the same traffic, and the
 // summary reads the kernel's drops.
 func TestCaptureQUICLive(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	probe := filepath.Join(t.TempDir(), "quicprobe")
 	if out, err := exec.Command("go", "build", "-o", probe, "../../scripts/quicprobe").CombinedOutput(); err != nil {

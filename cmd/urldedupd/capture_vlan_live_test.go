@@ -18,6 +18,7 @@ import (
 // encapsulation it had on the wire, and tcpdump's pcap of the same frames
 // (libpcap puts the tag back too) replays to the same records.
 func TestCaptureLiveVLANTags(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	cliIf := strings.TrimSuffix(srvIf, "a") + "b"
 	mac := macOf(t, srv, srvIf)

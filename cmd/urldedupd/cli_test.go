@@ -9,6 +9,7 @@ import (
 )
 
 func TestCommands(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	in := "http://a.example/x\nHTTP://A.example:80/x\n\nhttp://b.example/\n" + strings.Repeat("y", 70000) + "\nhttp://a.example/x#frag\n"
 	urls := filepath.Join(t.TempDir(), "urls.txt")

@@ -50,6 +50,7 @@ func redisClusterTimeout(t *testing.T, nodeTimeoutMS int) (masters []string, kil
 // Exactly once across 4 filter processes against a Redis Cluster of 3
 // masters with replicas; the 256 keys spread over all three masters.
 func TestRedisClusterExactlyOnce(t *testing.T) {
+	t.Parallel()
 	masters, _ := redisCluster(t)
 	backend := "redis-cluster://" + strings.Join(masters, ",")
 	if _, stderr, code := run(t, nil, "--backend", backend, "init"); code != 0 {
@@ -80,6 +81,7 @@ func TestRedisClusterExactlyOnce(t *testing.T) {
 // pipeline does on CLUSTERDOWN) makes a URL's second SETBIT answer "dup",
 // and the URL is lost.
 func TestRedisClusterStateFlapping(t *testing.T) {
+	t.Parallel()
 	masters, _ := redisCluster(t)
 	backend := "redis-cluster://" + strings.Join(masters, ",")
 	if _, stderr, code := run(t, nil, "--backend", backend, "init"); code != 0 {
@@ -176,6 +178,7 @@ func flapSlots(t *testing.T, masters []string) (stop func() int) {
 // run with --redis-replicas 1, so no answered bit can be lost in the
 // failover.
 func TestRedisClusterFailover(t *testing.T) {
+	t.Parallel()
 	masters, kill := redisClusterFailover(t)
 	backend := "redis-cluster://" + strings.Join(masters, ",")
 	if _, stderr, code := run(t, nil, "--backend", backend, "init"); code != 0 {

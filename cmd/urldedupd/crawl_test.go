@@ -228,6 +228,7 @@ func fetched(t *testing.T, log string, from int) (map[string]int, map[string]int
 // fetches nothing but the start page (which each process requests past
 // the filter, as Scrapy does with start URLs).
 func TestCrawl(t *testing.T) {
+	t.Parallel()
 	needScrapy(t)
 	if _, err := exec.LookPath("nginx"); err != nil {
 		t.Skip("nginx not installed (scripts/install-deps.sh)")

@@ -75,6 +75,7 @@ func dirHasMarker(dir string) bool {
 // init or filter creates anew, complete (issue 19, item 8: every command,
 // init included, exited 3 and the directory had to be removed by hand).
 func TestCreationKilled(t *testing.T) {
+	t.Parallel()
 	caught := 0
 	for _, tt := range []struct {
 		shards int

@@ -18,6 +18,7 @@ import (
 // at most 2.0 in systemd-analyze security, the service user may create its
 // state; dpkg -r leaves the state and dpkg --purge removes it and the user.
 func TestDebianPackage(t *testing.T) {
+	t.Parallel()
 	if out, err := exec.Command("dpkg-query", "-W", "-f", "${Status}", "urldedupd").Output(); err == nil && strings.Contains(string(out), "installed") {
 		t.Fatal("a urldedupd package is installed on this machine already: this test installs and purges its own, so remove that one first")
 	}
@@ -107,6 +108,7 @@ func lookupUID(t *testing.T, name string) uint32 {
 // call outside it would fail with EPERM under systemd. strace records
 // them; systemd-analyze expands the unit's groups.
 func TestUnitSystemCallFilter(t *testing.T) {
+	t.Parallel()
 	unit, err := os.ReadFile("../../scripts/deploy/urldedupd.service")
 	if err != nil {
 		t.Fatal(err)

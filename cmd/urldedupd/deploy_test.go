@@ -11,6 +11,7 @@ import (
 // The systemd unit passes systemd-analyze verify (with ExecStart pointing
 // at the binary under test), and the logrotate snippet parses.
 func TestDeployFiles(t *testing.T) {
+	t.Parallel()
 	unit, err := os.ReadFile("../../scripts/deploy/urldedupd.service")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // init refuses a Bloom-family parameter given as 0 (inside, 0 means "the
 // default"), exit 2, and creates nothing: --groups 0 made 4 groups.
 func TestInitRefusesExplicitZero(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--layout", "mdbf", "--size", "1MiB", "--groups", "0"},
 		{"--layout", "mdbf", "--size", "1MiB", "--k", "0"},
@@ -44,6 +45,7 @@ func TestInitRefusesExplicitZero(t *testing.T) {
 // serve refuses a --listen whose port is not a port, exit 2, before
 // anything is opened (it failed at bind, exit 1, after creating the state).
 func TestServeListenNotAPort(t *testing.T) {
+	t.Parallel()
 	for _, listen := range []string{"127.0.0.1:notaport", "127.0.0.1:65536", "127.0.0.1:-1"} {
 		dir := filepath.Join(t.TempDir(), "state")
 		_, stderr, code := run(t, nil, "--dir", dir, "serve", "--socket", "none", "--listen", listen)
@@ -60,6 +62,7 @@ func TestServeListenNotAPort(t *testing.T) {
 // (TestKeyedKeyFileRefused) or the one init --key-file is given; nothing
 // is created.
 func TestInitBadKeyFileExit3(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	key := filepath.Join(tmp, "fleet.key")
 	if _, stderr, code := run(t, nil, "--dir", filepath.Join(tmp, "a"), "init", "--layout", "keyed", "--key-file", key); code != 0 {

@@ -19,6 +19,7 @@ import (
 // duplicates, and 6.9% of the URLs never printed, against 0.94% with one
 // writer).
 func TestDSBFInRedisManyWriters(t *testing.T) {
+	t.Parallel()
 	const writers, per, probes = 16, 150_000 / 16, 100_000
 	tmp := t.TempDir()
 	addr, _, _ := redisServer(t, t.TempDir())

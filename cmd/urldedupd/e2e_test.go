@@ -21,6 +21,14 @@ import (
 
 var binary string
 
+// TestMain builds the command once for every test. Every test of this
+// package calls t.Parallel: each works in its own temporary directory,
+// network namespaces, ports (taken free, redistest.Start trying again
+// when another took one first) and processes, which it kills by pid, so
+// any may run beside any other; most of their time is spent waiting on
+// the processes they start (make test runs them four at a time). A new
+// test that cannot share the machine (one that changes something global)
+// must say so and not call t.Parallel.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "urldedupd-bin-")
 	if err != nil {
@@ -60,6 +68,7 @@ func writeURLs(t *testing.T, path string, n int, pick func(i int) int) {
 // of each drawn from a pool all four share) against one state that none of
 // them has created yet: every distinct signature comes out exactly once.
 func TestFilterExactlyOnceAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	state := filepath.Join(t.TempDir(), "state")
 	n := filterExactlyOnce(t, 1_000_000, 300_000, "--dir", state)
 	t.Logf("4 processes x 1,000,000 lines: %d distinct signatures, each printed once", n)
@@ -188,6 +197,7 @@ func loadMachine(t *testing.T) (stop func()) {
 // A filter fed URLs through a pipe is killed with SIGKILL at a random
 // point; every URL it had printed as new is a duplicate afterwards.
 func TestFilterSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	state := filepath.Join(t.TempDir(), "state")
 	if out, err := exec.Command(binary, "--dir", state, "init").CombinedOutput(); err != nil {
 		t.Fatalf("init: %v %s", err, out)
@@ -310,6 +320,7 @@ func patientRedis(args []string) []string {
 // SIGINT: a filter waiting on an idle pipe stops with exit code 130 and all
 // decided output written; a second SIGINT ends it at once.
 func TestFilterSIGINT(t *testing.T) {
+	t.Parallel()
 	state := filepath.Join(t.TempDir(), "state")
 	if out, err := exec.Command(binary, "--dir", state, "init").CombinedOutput(); err != nil {
 		t.Fatalf("init: %v %s", err, out)

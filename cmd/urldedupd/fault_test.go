@@ -40,6 +40,7 @@ func truncate(t *testing.T, path string) {
 // a 5xx error naming the shard, serve stays up, and URLs in other shards
 // are still decided. The old code died of SIGBUS.
 func TestServeTruncatedShard(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
 		t.Fatal(stderr)
@@ -78,6 +79,7 @@ func TestServeTruncatedShard(t *testing.T) {
 // naming the shard, after writing what it had decided. The old code died
 // of SIGBUS (exit 2 and a Go stack trace).
 func TestFilterTruncatedShardMidRun(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
 		t.Fatal(stderr)

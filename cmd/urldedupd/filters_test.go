@@ -63,6 +63,7 @@ func statsOf(t *testing.T, stateArgs ...string) filterStats {
 // the Bloom family: every distinct URL is printed exactly once (the batch
 // lock), and the DSBF tree splits while they run.
 func TestFilterLayoutsExactlyOnce(t *testing.T) {
+	t.Parallel()
 	for _, l := range filterLayouts {
 		t.Run(l.name, func(t *testing.T) {
 			state := []string{"--dir", filepath.Join(t.TempDir(), "state")}
@@ -85,6 +86,7 @@ func TestFilterLayoutsExactlyOnce(t *testing.T) {
 // state opens and answers after the kill (the lock died with the
 // process).
 func TestFilterLayoutsSurviveSIGKILL(t *testing.T) {
+	t.Parallel()
 	for _, l := range filterLayouts {
 		t.Run(l.name, func(t *testing.T) {
 			state := []string{"--dir", filepath.Join(t.TempDir(), "state")}
@@ -103,6 +105,7 @@ func TestFilterLayoutsSurviveSIGKILL(t *testing.T) {
 // the API and /v1/stats, snapshot, and merge (OR for bloom and mdbf;
 // refused for dsbf, whose leaves cannot be OR-ed). Redis refuses them.
 func TestFilterLayoutsEveryCommand(t *testing.T) {
+	t.Parallel()
 	want := expectedURLs(t)
 	for _, l := range filterLayouts {
 		t.Run(l.name, func(t *testing.T) {
@@ -192,6 +195,7 @@ func TestFilterLayoutsEveryCommand(t *testing.T) {
 // same stats; and four processes at once print every URL exactly once, on
 // Redis and on a 3-master Redis Cluster, while the tree splits.
 func TestDSBFInRedis(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	key := filepath.Join(tmp, "fleet.key")
 	dsbf := []string{"--layout", "dsbf", "--size", "4MiB", "--children", "3", "--fmax", "1e-3", "--key-file", key}
@@ -275,6 +279,7 @@ func TestDSBFInRedis(t *testing.T) {
 // --sync asks it to wait until they are on disk (one msync a shard);
 // either way the next process finds every URL.
 func TestSyncFlag(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
 		t.Fatalf("init: %s", stderr)
@@ -307,6 +312,7 @@ func TestSyncFlag(t *testing.T) {
 // leaves byte for byte: the same tree, the same answers), and is refused,
 // changing nothing, by a destination that holds anything.
 func TestDSBFMigrate(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "state")
 	initFilter(t, []string{"--dir", dir}, []string{"--layout", "dsbf", "--size", "4MiB", "--fmax", "1e-3"})
@@ -355,6 +361,7 @@ func TestDSBFMigrate(t *testing.T) {
 // distinct URLs in 2^32 bits would collide with a chance of about a third
 // if they were random; these are fixed, and none of their CRC32s collide.)
 func TestPatentTwoPasses(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	input := filepath.Join(tmp, "patent.txt")
 	writeURLs(t, input, 75_012, func(i int) int { return i * 7919 % 60_000 }) // repeats, as a crawl has

@@ -50,6 +50,7 @@ func readmeSession(t *testing.T, heading string) (cmds []string, outs [][]string
 // The README's check example prints what it shows, run in order on a new
 // state (it showed "dup dup" for a state it did not say).
 func TestREADMECheckExample(t *testing.T) {
+	t.Parallel()
 	cmds, outs := readmeSession(t, "### check — ask without recording")
 	env := append(os.Environ(), "URLDEDUPD_DIR="+filepath.Join(t.TempDir(), "state"),
 		"PATH="+filepath.Dir(binary)+":"+os.Getenv("PATH"))
@@ -70,6 +71,7 @@ func TestREADMECheckExample(t *testing.T) {
 // captured: the socket is open before the state is made (they were lost,
 // and the summary said 0 packets).
 func TestCaptureWhileCreatingState(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	nettest.WaitListen(t, srv, 8080)
@@ -95,6 +97,7 @@ func TestCaptureWhileCreatingState(t *testing.T) {
 
 // capture without CAP_NET_RAW says what it needs, and creates nothing.
 func TestCaptureWithoutPrivilege(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		t.Fatal("setpriv (util-linux) is needed: ", err)
 	}
@@ -119,6 +122,7 @@ func TestCaptureWithoutPrivilege(t *testing.T) {
 // serve makes the socket's directory (0755) when it is missing, and takes
 // --socket-mode in octal; --help shows it in octal.
 func TestServeSocketDirAndMode(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	sock := filepath.Join(tmp, "run", "urldedupd", "api.sock")
 	cmd, _ := serve(t, filepath.Join(tmp, "state"), "--socket", sock, "--socket-mode", "0640")
@@ -151,6 +155,7 @@ func TestServeSocketDirAndMode(t *testing.T) {
 
 // serve with nothing to serve is refused before anything is made.
 func TestServeNothingToServe(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	_, stderr, code := run(t, nil, "--dir", dir, "serve", "--socket", "none")
 	if code != 2 || !strings.Contains(stderr, "nothing to serve") {
@@ -184,6 +189,7 @@ func TestServeNothingToServe(t *testing.T) {
 // init names what is wrong with a size and what would do (it said
 // "unknown state layout" of a layout it knows).
 func TestInitSizeSaysWhatWouldDo(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want []string
@@ -212,6 +218,7 @@ func TestInitSizeSaysWhatWouldDo(t *testing.T) {
 
 // filter names an unreadable file once.
 func TestFilterDirectoryArgument(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	arg := filepath.Join(tmp, "urls.d")
 	os.Mkdir(arg, 0o755)
@@ -225,6 +232,7 @@ func TestFilterDirectoryArgument(t *testing.T) {
 // a stale socket aside), or opened in one that holds a state: a mistyped
 // --dir ~ filled a home directory with 256 shard files.
 func TestStateOnlyInEmptyDirectory(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	for _, f := range []string{".bashrc", "notes.txt", "Documents"} {
 		os.WriteFile(filepath.Join(home, f), []byte("mine\n"), 0o644)
@@ -265,6 +273,7 @@ func TestStateOnlyInEmptyDirectory(t *testing.T) {
 // (-buildvcs=false); the build here asks for it, as go install does by
 // default.
 func TestVersionFromBuildInfo(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "urldedupd")
 	if out, err := exec.Command("go", "build", "-buildvcs=true", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v %s", err, out)
@@ -293,6 +302,7 @@ func TestVersionFromBuildInfo(t *testing.T) {
 // other frames too, "other:ipproto:17"), and counters by reason or group
 // are objects: no key needs quoting in jq.
 func TestJSONSummaryNestedCountedOnce(t *testing.T) {
+	t.Parallel()
 	_, stderr, code := run(t, nil, "--dir", filepath.Join(t.TempDir(), "state"), "replay", "--json", "-o", os.DevNull, "../../internal/quic/testdata/quicgo-v1.pcap")
 	var sum map[string]any
 	if err := json.Unmarshal([]byte(strings.TrimSpace(stderr)), &sum); code != 0 || err != nil {
@@ -325,6 +335,7 @@ func TestJSONSummaryNestedCountedOnce(t *testing.T) {
 // is named by the root help and init's --layout, and replay and capture
 // name every protocol they record (they said "every HTTP/1.x request").
 func TestHelpNamesLayoutsAndProtocols(t *testing.T) {
+	t.Parallel()
 	_, stderr, _ := run(t, nil, "--dir", filepath.Join(t.TempDir(), "state"), "init", "--layout", "nosuch")
 	_, known, ok := strings.Cut(stderr, "this build knows ")
 	if !ok {

@@ -16,6 +16,7 @@ import (
 // reaches filter's output or the audit log. The keyed layout reports it
 // new.
 func TestForgedCRC(t *testing.T) {
+	t.Parallel()
 	forger := filepath.Join(t.TempDir(), "crcforge")
 	if out, err := exec.Command("go", "build", "-o", forger, "../../scripts/crcforge").CombinedOutput(); err != nil {
 		t.Fatalf("build crcforge: %v\n%s", err, out)

@@ -12,6 +12,7 @@ import (
 // The README's Go example for crawlers: go-redis (RESP3 by default, and
 // RESP2) talking to serve --resp-listen, as written there.
 func TestGoRedisClient(t *testing.T) {
+	t.Parallel()
 	_, _, port := serveRESP(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -20,6 +20,7 @@ import (
 // runs twice: every URL is reported new once, every repeat is a
 // duplicate, the h2c counters and the kernel's drop count are reported.
 func TestCaptureLiveH2C(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	dir := t.TempDir()
 	server := filepath.Join(dir, "h2cserver")

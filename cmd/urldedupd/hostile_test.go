@@ -39,6 +39,7 @@ func runFor(t *testing.T, d time.Duration, stdin string, args ...string) (stdout
 // overflow the reader's block size and spin at 100% CPU on a 2 MiB line.
 // At the limit, a longer line is reported and skipped.
 func TestFilterMaxLineFlag(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	long := strings.Repeat("x", 2<<20) + "\nhttp://after.example/\n"
 	for _, v := range []string{"4611686018427387904", "16777217", "0", "-1"} {
@@ -59,6 +60,7 @@ func TestFilterMaxLineFlag(t *testing.T) {
 // naming the shard), and the file outside is never written. The old code
 // followed the link: filter, merge, replay and serve wrote into it.
 func TestShardSymlinkRefused(t *testing.T) {
+	t.Parallel()
 	dir := newState(t)
 	src := newState(t) // a valid source for merge, its shard 3a also a link
 	outside := filepath.Join(t.TempDir(), "outside")
@@ -101,6 +103,7 @@ func TestShardSymlinkRefused(t *testing.T) {
 // at once, exit 130, with what it decided written. The old code waited for
 // the next line.
 func TestFilterSIGTERMIdleStdin(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
 		t.Fatal(stderr)
@@ -139,6 +142,7 @@ func TestFilterSIGTERMIdleStdin(t *testing.T) {
 
 // An unknown command is a usage error (exit 2), as documented.
 func TestUnknownCommand(t *testing.T) {
+	t.Parallel()
 	_, stderr, code := run(t, nil, "--dir", t.TempDir(), "bogus")
 	if code != 2 || !strings.Contains(stderr, `unknown command "bogus"`) {
 		t.Fatalf("exit %d, %q", code, stderr)

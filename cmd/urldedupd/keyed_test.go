@@ -30,6 +30,7 @@ func byLine(l []byte) string { return string(l) }
 // in a directory, in Redis and in a Redis Cluster: every distinct URL is
 // printed exactly once.
 func TestKeyedExactlyOnce(t *testing.T) {
+	t.Parallel()
 	t.Run("dir", func(t *testing.T) {
 		state := []string{"--dir", filepath.Join(t.TempDir(), "state")}
 		initKeyed(t, state)
@@ -66,6 +67,7 @@ func TestKeyedExactlyOnce(t *testing.T) {
 // --in-flight (4) times that on Redis (issue 19, item 11: the 256 KiB
 // output buffer cost thousands). Directory and Redis.
 func TestKeyedSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	addr, _, _ := redisServer(t, t.TempDir())
 	for _, state := range [][]string{{"--dir", filepath.Join(t.TempDir(), "state")}, {"--backend", "redis://" + addr + "/0", "--in-flight", "4"}} {
 		bound := linefilter.BatchSize
@@ -135,6 +137,7 @@ func fileStamps(t *testing.T, dir string) map[string]string {
 // readable by others is refused by every command, with the file named,
 // and nothing in the state changes.
 func TestKeyedKeyFileRefused(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	other := filepath.Join(tmp, "other")
 	initKeyed(t, []string{"--dir", other})
@@ -179,6 +182,7 @@ func TestKeyedKeyFileRefused(t *testing.T) {
 // state's key, a second state made with it has the same key id, and a
 // state of another key is refused; the key itself is never printed.
 func TestKeyedSharedKeyFile(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	keyFile := filepath.Join(tmp, "fleet.key")
 	a, b, c := filepath.Join(tmp, "a"), filepath.Join(tmp, "b"), filepath.Join(tmp, "c")
@@ -237,6 +241,7 @@ func TestKeyedSharedKeyFile(t *testing.T) {
 // it) built by hand opens and answers as before, and nothing rewrites its
 // metadata.
 func TestOldFormatStateUnchanged(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	os.MkdirAll(dir, 0o755)
 	meta, err := os.ReadFile("../../internal/format/testdata/meta-v1.golden")
@@ -280,6 +285,7 @@ func TestOldFormatStateUnchanged(t *testing.T) {
 
 // init refuses what it cannot make, with usage mistakes exiting 2.
 func TestInitRefusals(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	for _, tc := range []struct {
 		args []string
@@ -310,6 +316,7 @@ func TestInitRefusals(t *testing.T) {
 // stored, serve's API answers from the same state and reports it in
 // /v1/stats, and a snapshot holds everything, with the same key.
 func TestKeyedEveryCommand(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "state")
 	initKeyed(t, []string{"--dir", dir})

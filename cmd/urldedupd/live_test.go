@@ -33,6 +33,7 @@ func background(t *testing.T, cmd *exec.Cmd) {
 // distinct URLs and then the same 1,000 again: exactly the 1,000 are new,
 // every repeat is a duplicate, and the kernel's drop count is reported.
 func TestCaptureLive(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 
@@ -84,6 +85,7 @@ func TestCaptureLive(t *testing.T) {
 // capture -c 5 stops by itself once 5 records are written, while requests
 // go on: exit 0, its summary, and those 5 records, the first 5.
 func TestCaptureCount(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	state := filepath.Join(t.TempDir(), "state")

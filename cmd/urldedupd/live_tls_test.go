@@ -16,6 +16,7 @@ import (
 // capture --iface on a veth while curl makes TLS connections to three
 // names, twice: each host is reported new once, the repeats dup.
 func TestCaptureLiveTLS(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	dir := t.TempDir()
 	key, cert := filepath.Join(dir, "key.pem"), filepath.Join(dir, "cert.pem")

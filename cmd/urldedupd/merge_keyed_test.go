@@ -87,6 +87,7 @@ func hexShards() []string {
 // for every URL of either and new for others, and has their key. States of
 // another key, layout or size are refused and nothing changes.
 func TestMergeKeyed(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	key := filepath.Join(tmp, "fleet.key")
 	a, b, c := filepath.Join(tmp, "a"), filepath.Join(tmp, "b"), filepath.Join(tmp, "c")
@@ -144,6 +145,7 @@ func TestMergeKeyed(t *testing.T) {
 // (re-insert): every side answers dup for every URL stored and new for
 // others. Other keys, layouts and sizes are refused and change nothing.
 func TestMigrateKeyed(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	addr, _, _ := redisServer(t, tmp)
 	backend := "redis://" + addr + "/0"

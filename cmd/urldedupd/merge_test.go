@@ -51,6 +51,7 @@ func marks(t *testing.T, dir, input string) (nNew, nDup int) {
 }
 
 func TestMerge(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	a, b, c := filepath.Join(tmp, "a"), filepath.Join(tmp, "b"), filepath.Join(tmp, "c")
 	filterInto(t, a, urlLines("shared", 0, 500)+urlLines("a", 0, 1000))
@@ -91,6 +92,7 @@ func TestMerge(t *testing.T) {
 // A snapshot taken while a filter writes: every URL recorded before it
 // started is in it, and it holds no bit the source never had.
 func TestSnapshotWhileWriting(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	src, snap := filepath.Join(tmp, "src"), filepath.Join(tmp, "snap")
 	before := urlLines("before", 0, 20000)

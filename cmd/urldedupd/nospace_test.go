@@ -10,6 +10,7 @@ import (
 // Creating a state on a file system too small for it fails with a clear
 // error and leaves nothing behind that it made. Needs root to mount a 100 MiB tmpfs.
 func TestCreateNoSpace(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}

@@ -15,6 +15,7 @@ import (
 // answers, and STOPPING=1 when it stops; a socket path and an abstract
 // name ('@') both work, as systemd hands out either.
 func TestServeNotifiesReadiness(t *testing.T) {
+	t.Parallel()
 	for _, abstract := range []bool{false, true} {
 		tmp := t.TempDir()
 		name := filepath.Join(tmp, "notify.sock")

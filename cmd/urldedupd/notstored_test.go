@@ -18,6 +18,7 @@ import (
 // full shard is made by writing it, as a state filled far past its
 // capacity would be.
 func TestKeyedNotStoredIsLoud(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	if out, stderr, code := run(t, nil, "--dir", dir, "init", "--layout", "keyed"); code != 0 {
 		t.Fatalf("init: %d %q %q", code, out, stderr)

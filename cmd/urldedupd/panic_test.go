@@ -45,6 +45,7 @@ func hooksBinary(t *testing.T) string {
 // connection dropped, counted in the summary and the --json summary, and
 // the replay goes on: the other 19 are recorded, exit code 0.
 func TestReplayRecoversFromPanic(t *testing.T) {
+	t.Parallel()
 	bin := hooksBinary(t)
 	tmp := t.TempDir()
 	pcap := filepath.Join(tmp, "panic.pcap")
@@ -95,6 +96,7 @@ func TestReplayRecoversFromPanic(t *testing.T) {
 // with the interface and packet, counted in the metrics, and capture goes
 // on: a request sent afterwards is logged, the source stays up.
 func TestServeRecoversFromPanic(t *testing.T) {
+	t.Parallel()
 	bin := hooksBinary(t)
 	srv, cli, srvIf := nettest.Veth(t)
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")

@@ -206,6 +206,7 @@ func (p *protocolNet) settle(want int) map[string]int {
 // killed after claiming URLs loses none of them; SIGTERM stops every node
 // cleanly, with its counts.
 func TestProtocolLive(t *testing.T) {
+	t.Parallel()
 	p := newProtocolNet(t)
 	p.startAll()
 	urls := func(from, to int) []string {
@@ -340,6 +341,7 @@ func TestProtocolLive(t *testing.T) {
 // A node without its topology, or at an address the topology does not
 // give it, is a usage error (exit 2) that says so.
 func TestProtocolUsage(t *testing.T) {
+	t.Parallel()
 	top := filepath.Join(t.TempDir(), "net.json")
 	os.WriteFile(top, []byte(`{"networks":[{"name":"n1","centre":{"ip":"10.0.0.1","redis":"redis://127.0.0.1:1/0"},"hosts":[{"ip":"10.0.0.2","redis":"redis://127.0.0.1:1/0"}]}]}`), 0o644)
 	bad := filepath.Join(t.TempDir(), "bad.json")

@@ -139,6 +139,7 @@ func tsharkRequests(t *testing.T, file string, extra ...string) []string {
 // or, without one, from the SOCKS destination. The ssh connection itself
 // is not HTTP and is no parse error.
 func TestReplaySOCKS(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	hostsIn(t, srv, "web.test", "192.0.2.1")
 	dir := t.TempDir()
@@ -246,6 +247,7 @@ AllowTcpForwarding yes
 // method, with the tunnel's port), as is the one of a TLS connection
 // straight to the server: two records of https://web.test:8443/.
 func TestReplayCONNECT(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	hostsIn(t, srv, "web.test", "192.0.2.1")
 	hostsIn(t, cli, "web.test", "192.0.2.1")

@@ -46,6 +46,7 @@ func pythonEnv(pythonPath string, extra ...string) []string {
 // on a TCP port and a Unix socket and another that wants a token. Every
 // test must run: a skipped one (the environment not passed) fails here.
 func TestPythonClient(t *testing.T) {
+	t.Parallel()
 	needScrapy(t)
 	sock := filepath.Join(t.TempDir(), "resp.sock")
 	_, _, port := serveRESP(t, "--resp-socket", sock)
@@ -81,6 +82,7 @@ func TestPythonClient(t *testing.T) {
 // no build isolation, no dependencies fetched), and the installed copy
 // imports with nothing else on the path.
 func TestPythonClientInstalls(t *testing.T) {
+	t.Parallel()
 	needScrapy(t)
 	if err := exec.Command(pyRedis, "-m", "pip", "--version").Run(); err != nil {
 		t.Skip("pip not installed for /usr/bin/python3")

@@ -69,6 +69,7 @@ func writeCapture(t *testing.T, path string, n int, repeat float64) int {
 // replay --backend decides through Redis, in batches with several in
 // flight, and prints what a local replay prints, in the same order.
 func TestRedisReplay(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	addr, _, _ := redisServer(t, tmp)
 	backend := "redis://" + addr + "/0"
@@ -102,6 +103,7 @@ func TestRedisReplay(t *testing.T) {
 // Redis stopping in the middle of a replay ends it with a clear error and
 // exit code 5; every URL printed new before is still set after a restart.
 func TestRedisStoppedMidReplay(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	addr, stop, start := redisServer(t, tmp)
 	backend := "redis://" + addr + "/0"

@@ -30,6 +30,7 @@ func redisServer(t *testing.T, dir string) (addr string, stop func(), start func
 // Four filter processes at once on overlapping inputs against one Redis:
 // every distinct signature comes out exactly once.
 func TestRedisFilterExactlyOnce(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	addr, _, _ := redisServer(t, tmp)
 	backend := "redis://" + addr + "/0"
@@ -69,6 +70,7 @@ func TestRedisFilterExactlyOnce(t *testing.T) {
 
 // A format mismatch with the metadata key is refused, like the file.
 func TestRedisMetaMismatch(t *testing.T) {
+	t.Parallel()
 	addr, _, _ := redisServer(t, t.TempDir())
 	backend := "redis://" + addr + "/0"
 	if out, stderr, code := run(t, nil, "--backend", backend, "init", "--normalize", "none"); code != 0 || !strings.HasPrefix(out, "ready ") {
@@ -87,6 +89,7 @@ func TestRedisMetaMismatch(t *testing.T) {
 // error, and nothing printed as new before the failure is lost once Redis
 // restarts from its AOF.
 func TestRedisStoppedMidRun(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	addr, stop, start := redisServer(t, tmp)
 	backend := "redis://" + addr + "/0"
@@ -190,6 +193,7 @@ func setbitCalls(t *testing.T, addr string) int {
 // SETBIT per locally unseen URL, and the answers are those without the
 // cache.
 func TestRedisLocalCache(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	addr, _, _ := redisServer(t, tmp)
 	backend := "redis://" + addr + "/0"
@@ -235,6 +239,7 @@ func TestRedisLocalCache(t *testing.T) {
 // migrate moves a state from a local directory into Redis and back: the
 // answers are the same on every side, and running it again changes nothing.
 func TestMigrate(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	addr, _, _ := redisServer(t, tmp)
 	backend := "redis://" + addr + "/0"
@@ -284,6 +289,7 @@ func marksArgs(t *testing.T, input string, args ...string) (nNew, nDup int) {
 // process on the same Redis; with Redis down it answers 503 and keeps
 // serving.
 func TestRedisServeAPI(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	addr, stop, _ := redisServer(t, tmp)
 	backend := "redis://" + addr + "/0"
@@ -328,6 +334,7 @@ func TestRedisServeAPI(t *testing.T) {
 // (even repeats: nobody decided them), the run completes, and stderr says
 // how many were answered so.
 func TestRedisAssumeNew(t *testing.T) {
+	t.Parallel()
 	addr, stop, _ := redisServer(t, t.TempDir())
 	cmd := exec.Command(binary, "--backend", "redis://"+addr+"/0", "--on-backend-error", "assume-new",
 		"--redis-timeout", "1s", "filter", "--mark")
@@ -363,6 +370,7 @@ func TestRedisAssumeNew(t *testing.T) {
 // migrate names the Redis state by its key prefix, never by the address it
 // was given, which may hold a password.
 func TestMigrateHidesPassword(t *testing.T) {
+	t.Parallel()
 	addr := redistest.Server(t)
 	port := strings.TrimSuffix(strings.TrimPrefix(addr, "redis://127.0.0.1:"), "/0")
 	if out, err := exec.Command("redis-cli", "-p", port, "CONFIG", "SET", "requirepass", "s3cret-pw").CombinedOutput(); err != nil {

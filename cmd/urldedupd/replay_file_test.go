@@ -22,6 +22,7 @@ import (
 // A directory given to replay is refused by name, exit code 1 (issue 9:
 // it was read as "0 bytes").
 func TestReplayDirectory(t *testing.T) {
+	t.Parallel()
 	state, dir := filepath.Join(t.TempDir(), "state"), t.TempDir()
 	out, stderr, code := run(t, nil, "--dir", state, "replay", capturePath, dir)
 	if code != 1 || out != "" || !strings.Contains(stderr, dir+": is a directory") {
@@ -33,6 +34,7 @@ func TestReplayDirectory(t *testing.T) {
 // skipped and counted (as tshark counts them), with --all and --json alike;
 // 0 is a usage error.
 func TestReplayMaxRecordFlag(t *testing.T) {
+	t.Parallel()
 	state := filepath.Join(t.TempDir(), "state")
 	out, err := exec.Command("tshark", "-n", "-r", capturePath, "-Y", "frame.cap_len > 200").Output()
 	if err != nil {
@@ -154,6 +156,7 @@ func epbHeader(padded, tsHigh, tsLow uint32) []byte {
 // every request after it. (Before the fix, 2^31 bytes took replay to
 // 8.4 GB.)
 func TestReplayHugeRecordMemory(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	state := filepath.Join(tmp, "state")
 	if out, err := exec.Command(binary, "--dir", state, "init").CombinedOutput(); err != nil {
@@ -189,6 +192,7 @@ func TestReplayHugeRecordMemory(t *testing.T) {
 // tcpdump's habits: -r FILE and "-" (standard input) read what FILE does;
 // -c N stops at the Nth record; a bad use is a usage error.
 func TestReplayTcpdumpHabits(t *testing.T) {
+	t.Parallel()
 	replay := func(stdin string, args ...string) (string, string, int) {
 		t.Helper()
 		var in io.Reader
@@ -249,6 +253,7 @@ func TestReplayTcpdumpHabits(t *testing.T) {
 // that disagrees with --json or --all, is a usage error (exit 2) before
 // any file is read.
 func TestReplayLogFormat(t *testing.T) {
+	t.Parallel()
 	const starttls = "../../internal/capture/testdata/captures/starttls.pcap"
 	replay := func(args ...string) (string, string, int) {
 		t.Helper()

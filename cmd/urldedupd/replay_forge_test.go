@@ -42,6 +42,7 @@ func forbiddenInText(s string) (rune, bool) {
 // internal/capture's TestForgedHostURLs (the same table); this test keeps
 // what the outputs make of them.
 func TestReplayForgedHostRecords(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, host, target, want string
 	}{

@@ -55,6 +55,7 @@ func serializeTCP(t *testing.T, ip interface {
 // incomplete one is still within its timeout when the file ends, so it is
 // not counted as dropped.
 func TestReplayFragmentsSummary(t *testing.T) {
+	t.Parallel()
 	req := "GET /frag HTTP/1.1\r\nHost: frag.example\r\nX-Pad: " + strings.Repeat("x", 1000) + "\r\n\r\n"
 	frames := fragments4(t, 40000, 1, req, 256)
 	lost := fragments4(t, 40001, 2, req, 256)

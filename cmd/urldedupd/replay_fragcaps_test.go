@@ -68,6 +68,7 @@ func replaySummary(t *testing.T, args ...string) ([]string, map[string]uint64) {
 // datagrams, or 1 MiB of buffers (17 of them), the oldest are dropped at the
 // cap, counted, and their requests lost.
 func TestReplayFragmentCaps(t *testing.T) {
+	t.Parallel()
 	const n = 20
 	var lasts, rests [][]byte
 	for i := range n {
@@ -101,6 +102,7 @@ func TestReplayFragmentCaps(t *testing.T) {
 // fragment and the rest. By default (30 s, 60 s) the IPv4 one times out and
 // the IPv6 one is found; each flag moves its own family across.
 func TestReplayFragmentTimeouts(t *testing.T) {
+	t.Parallel()
 	req := "GET /slow HTTP/1.1\r\nHost: %s\r\nX-Pad: " + strings.Repeat("s", 2000) + "\r\n\r\n"
 	f4 := fragments4(t, 40000, 7, fmt.Sprintf(req, "v4.example"), 512)
 	f6 := fragments6(t, 40001, 7, fmt.Sprintf(req, "v6.example"), 512)
@@ -145,6 +147,7 @@ func TestReplayFragmentTimeouts(t *testing.T) {
 // The fragment caps come from serve's config file like every flag, and a
 // bad value there is a usage error too.
 func TestServeFragmentFlagsConfig(t *testing.T) {
+	t.Parallel()
 	for _, line := range []string{"max-frag-datagrams = 0", "max-frag-buffer-mb = 4096", "frag-timeout-v4 = 0s", "frag-timeout-v6 = 3h"} {
 		t.Run(line, func(t *testing.T) {
 			cfg := filepath.Join(t.TempDir(), "urldedupd.conf")

@@ -88,6 +88,7 @@ func h2cTableStream(t *testing.T) []byte {
 // after the last h2c packet and 8 MiB of filler have been taken from it:
 // nothing depends on the machine's speed.
 func TestReplayH2CTablesMemory(t *testing.T) {
+	t.Parallel()
 	const conns = 4000
 	const capMiB = 16
 	// The live heap is the cap and a fixed part (the runtime, the file

@@ -15,6 +15,7 @@ import (
 // URL is printed, exit 0, and the summary says how many records were read
 // whole (issue 9 review: the first such record ended the file, exit 1).
 func TestReplayCapturedLongerThanOriginal(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(capturePath)
 	if err != nil {
 		t.Fatal(err)

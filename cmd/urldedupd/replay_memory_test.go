@@ -65,6 +65,7 @@ func writeFlows(t *testing.T, path string, n int, payload func(i int) string) {
 // end (once 1.69 GB, nothing counted), and 100,000 each holding a 16 KB
 // Host header.
 func TestReplayMemoryCaps(t *testing.T) {
+	t.Parallel()
 	const flows = 100000
 	const limitKiB = (512 + 256) << 10
 	pad := strings.Repeat("a", 16000)
@@ -119,6 +120,7 @@ func TestReplayMemoryCaps(t *testing.T) {
 // --max-flows and --max-buffer-mb set the caps, and replay counts what
 // they drop.
 func TestReplayCapFlags(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	small := filepath.Join(tmp, "small.pcap")
 	writeCapture(t, small, 20, 0)
@@ -160,6 +162,7 @@ func TestReplayCapFlags(t *testing.T) {
 // value out of range is a usage error naming the flag, given before any
 // state is made. Before, --max-line 0 or below silently became the default.
 func TestReassemblyFlagRanges(t *testing.T) {
+	t.Parallel()
 	for _, cmd := range [][]string{{"replay", "../../internal/capture/testdata/captures/http.pcap"}, {"serve", "--socket", "none"}, {"capture", "--iface", "lo"}} {
 		for _, bad := range [][]string{{"--max-line", "0"}, {"--max-line", "-1"}, {"--max-line", "262145"}, {"--max-flows", "0"}, {"--max-buffer-mb", "0"},
 			{"--max-frag-datagrams", "0"}, {"--max-frag-datagrams", "1048577"}, {"--max-frag-buffer-mb", "0"}, {"--max-frag-buffer-mb", "1025"},
@@ -182,6 +185,7 @@ func TestReassemblyFlagRanges(t *testing.T) {
 // Streams of other protocols are named in the summaries, by kind, not
 // counted as HTTP parse errors.
 func TestReplayNonHTTPSummary(t *testing.T) {
+	t.Parallel()
 	pcap := filepath.Join(t.TempDir(), "other.pcap")
 	starts := []string{"\x16\x03\x01\x00\x05hello", "SSH-2.0-OpenSSH_9.2\r\n", "\x16\x03\x01\x00\x05again"}
 	writeFlows(t, pcap, len(starts), func(i int) string { return starts[i] })

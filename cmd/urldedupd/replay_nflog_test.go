@@ -17,6 +17,7 @@ import (
 // 8080, tcpdump -i nflog:5 recording what it logs, curl fetching 10 URLs:
 // replay of the NFLOG capture finds the 10 requests tshark finds.
 func TestReplayNFLOG(t *testing.T) {
+	t.Parallel()
 	srv, cli, _ := nettest.Veth(t)
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	nettest.WaitListen(t, srv, 8080)

@@ -10,6 +10,7 @@ import (
 // --proto selects what is recorded; the summaries count records by
 // protocol; an unknown name is a usage error.
 func TestReplayProto(t *testing.T) {
+	t.Parallel()
 	pcap := filepath.Join("..", "..", "internal", "capture", "testdata", "captures", "http.pcap")
 	dir := filepath.Join(t.TempDir(), "state")
 	out, _, code := run(t, nil, "--dir", dir, "replay", "--proto", "tls,quic", pcap)

@@ -29,6 +29,7 @@ func quicCaptures(t *testing.T) []string {
 // replay into the same state finds them all dup; --proto without quic
 // records nothing from them.
 func TestReplayQUIC(t *testing.T) {
+	t.Parallel()
 	for _, pcap := range quicCaptures(t) {
 		name := strings.TrimSuffix(filepath.Base(pcap), ".pcap")
 		t.Run(name, func(t *testing.T) {

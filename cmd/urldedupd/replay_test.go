@@ -25,6 +25,7 @@ func expectedURLs(t *testing.T) []string {
 }
 
 func TestReplay(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	want := expectedURLs(t)
 	out, stderr, code := run(t, nil, "--dir", dir, "replay", capturePath)
@@ -68,6 +69,7 @@ func TestReplay(t *testing.T) {
 // A truncated capture: everything before the damage is reported and
 // recorded, then the run fails naming the file and packet.
 func TestReplayTruncated(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	data, err := os.ReadFile(capturePath)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 // then are other frames, exit 0); tshark finds the same (told of 9999
 // with -d).
 func TestReplayVXLAN(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	cliIf := srvIf[:len(srvIf)-1] + "b"
 	ipn := func(args ...string) {

@@ -75,6 +75,7 @@ func radiotapFrames(t *testing.T, n int) [][]byte {
 // names the file. 802.11 frames behind radiotap carrying pings are read:
 // other frames, exit 0.
 func TestReplayUndecoded(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	wpan := filepath.Join(tmp, "wpan.pcap")
 	frames := make([][]byte, 26)

@@ -97,6 +97,7 @@ func redisCLI(t *testing.T, port string, stdin io.Reader, args ...string) string
 // Every command through redis-cli, one process a command (RESP2), and
 // interactively (a terminal: redis-cli asks COMMAND DOCS first).
 func TestRespRedisCli(t *testing.T) {
+	t.Parallel()
 	needRESPClients(t)
 	sock := filepath.Join(t.TempDir(), "resp.sock")
 	cmd, _, port := serveRESP(t, "--resp-socket", sock)
@@ -181,6 +182,7 @@ func TestRespRedisCli(t *testing.T) {
 // Every command through redis-py (RESP2), and RESP3 after HELLO 3 over a
 // socket (python3-redis 4.3 speaks only RESP2), with and without AUTH.
 func TestRespRedisPy(t *testing.T) {
+	t.Parallel()
 	needRESPClients(t)
 	for _, token := range []string{"", "s3cret-token"} {
 		var extra []string
@@ -261,6 +263,7 @@ func readToEOF(t *testing.T, r *bufio.Reader) string {
 // seeing one another: each URL is looked up, added, looked up, added
 // again (in BF.MADD), three times over, with ECHOs between.
 func TestRespPipelineOrder(t *testing.T) {
+	t.Parallel()
 	_, dir, port := serveRESP(t)
 	c, r := respConn(t, port)
 	var req, want strings.Builder
@@ -327,6 +330,7 @@ func TestRespPipelineOrder(t *testing.T) {
 // AUTH: refused before, with a wrong token; accepted with the right one,
 // alone or with a user, or in HELLO.
 func TestRespAuth(t *testing.T) {
+	t.Parallel()
 	needRESPClients(t)
 	_, _, port := serveRESP(t, "--token", "tok-123")
 	for _, tt := range []struct {
@@ -375,6 +379,7 @@ func TestRespAuth(t *testing.T) {
 // A malformed command and an oversized one get a protocol error and their
 // connection is closed; another connection, open meanwhile, goes on.
 func TestRespBadInput(t *testing.T) {
+	t.Parallel()
 	_, _, port := serveRESP(t)
 	other, otherR := respConn(t, port)
 	io.WriteString(other, "*1\r\n$4\r\nPING\r\n")
@@ -416,6 +421,7 @@ func TestRespBadInput(t *testing.T) {
 // error and closed after --body-timeout; one idle between commands is
 // closed after --idle-timeout; a client that keeps sending is served.
 func TestRespStall(t *testing.T) {
+	t.Parallel()
 	_, _, port := serveRESP(t, "--body-timeout", "1s", "--idle-timeout", "2s")
 	c, r := respConn(t, port)
 	io.WriteString(c, "*3\r\n$6\r\nBF.ADD\r\n$4\r\nurls\r\n$20\r\nhttp://stal")
@@ -448,6 +454,7 @@ func TestRespStall(t *testing.T) {
 // machine kept busy: every URL is answered new exactly once across all of
 // them (none lost, none twice).
 func TestRespExactlyOnce(t *testing.T) {
+	t.Parallel()
 	needRESPClients(t)
 	_, dir, port := serveRESP(t)
 	tmp := t.TempDir()
@@ -532,6 +539,7 @@ func TestRespExactlyOnce(t *testing.T) {
 // SIGTERM: commands already read are answered, then the connection is
 // closed and serve exits 0; a command not complete is refused.
 func TestRespDrain(t *testing.T) {
+	t.Parallel()
 	cmd, _, port := serveRESP(t)
 	c, r := respConn(t, port)
 	io.WriteString(c, "*3\r\n$6\r\nBF.ADD\r\n$4\r\nurls\r\n$9\r\nhttp://d/\r\n")
@@ -561,6 +569,7 @@ func TestRespDrain(t *testing.T) {
 // share), the first is answered once complete, and a command bigger than
 // a connection may ever hold is a protocol error.
 func TestRespLimits(t *testing.T) {
+	t.Parallel()
 	_, dir, port := serveRESP(t, "--max-conns", "3", "--max-inflight-bytes", "1048576")
 	a, aR := respConn(t, port)
 	b, bR := respConn(t, port)
@@ -650,6 +659,7 @@ func TestRespLimits(t *testing.T) {
 // signed as the CLI signs URLs: what BF.ADD adds under it, `check` finds,
 // and what it adds under another key, check does not.
 func TestRespConfigFile(t *testing.T) {
+	t.Parallel()
 	needRESPClients(t)
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "state")
@@ -696,6 +706,7 @@ func dirOf(cmd *exec.Cmd) string {
 // the next BF.ADD, its neighbour under the same key stays a duplicate,
 // and an absent one answers 0.
 func TestRespForget(t *testing.T) {
+	t.Parallel()
 	needRESPClients(t)
 	cmd, _, port := serveRESPOn(t, []string{"--layout", "keyed", "--window", "30d"})
 	for _, tt := range []struct {

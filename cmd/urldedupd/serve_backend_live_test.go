@@ -18,6 +18,7 @@ import (
 // the source stays up, and once Redis is back, later requests are decided
 // and logged. SIGTERM exits 0.
 func TestServeRedisDownCaptureGoesOn(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	tmp := t.TempDir()

@@ -62,6 +62,7 @@ func openFDs(t *testing.T, pid int) int {
 // them, then is answered. 400 connections each sending a 250,000-byte head
 // then hold at most 40 heads at once (without the cap: 400, over 200 MiB).
 func TestServeMaxConns(t *testing.T) {
+	t.Parallel()
 	// The header timeout is long enough that the two hostile clients'
 	// connections are all open at once even when starting the second takes
 	// seconds on a loaded machine (with 3 s, the first 20 were closed

@@ -23,6 +23,7 @@ import (
 // segments). serve stays up, its API answers, its source is still up, and a
 // normal request sent afterwards is in the event log.
 func TestServeSurvivesHostileFrames(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	cliIf := strings.TrimSuffix(srvIf, "a") + "b"
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")

@@ -220,6 +220,7 @@ func newServeState(t *testing.T) string {
 // --body-timeout. serve's RssAnon stays near the cap, normal requests are
 // answered meanwhile, and the memory is returned when the uploads end.
 func TestServeStalledUploads(t *testing.T) {
+	t.Parallel()
 	dir := newServeState(t)
 	cmd, sock := serve(t, dir, "--body-timeout", "3s")
 	pid := cmd.Process.Pid
@@ -258,6 +259,7 @@ func TestServeStalledUploads(t *testing.T) {
 // 413 before any of it is read (curl sends Expect: 100-continue and gets
 // the answer instead of the go-ahead).
 func TestServeInflightCapsBody(t *testing.T) {
+	t.Parallel()
 	dir := newServeState(t)
 	_, sock := serve(t, dir, "--max-inflight-bytes", "1000000")
 	big := filepath.Join(t.TempDir(), "big")
@@ -300,6 +302,7 @@ func inflightBytes(t *testing.T, c *http.Client) int64 {
 // hold 1 MiB and the rest are refused 503, while small batches, with a
 // length or chunked, are answered at once.
 func TestServeStalledChunkedUploadsLimit(t *testing.T) {
+	t.Parallel()
 	dir := newServeState(t)
 	_, sock := serve(t, dir, "--max-inflight-bytes", strconv.Itoa(10<<20), "--max-conns", "64", "--body-timeout", "1m")
 	metrics := unixClient(sock)
@@ -385,6 +388,7 @@ func TestServeStalledChunkedUploadsLimit(t *testing.T) {
 // are answered 408 and closed within the bound, and normal requests are
 // answered meanwhile.
 func TestServeBodySlowloris(t *testing.T) {
+	t.Parallel()
 	dir := newServeState(t)
 	_, sock := serve(t, dir, "--body-timeout", "2s")
 	stopProbe := probe(t, sock)
@@ -410,6 +414,7 @@ func TestServeBodySlowloris(t *testing.T) {
 // memory stays small, normal requests are answered meanwhile, and what the
 // connections took is given back within seconds of their end.
 func TestServeIdleConnections(t *testing.T) {
+	t.Parallel()
 	dir := newServeState(t)
 	cmd, sock := serve(t, dir, "--header-timeout", "2s", "--idle-timeout", "2s", "--max-conns", "5000")
 	base := rssAnon(t, cmd.Process.Pid)
@@ -451,6 +456,7 @@ func TestServeIdleConnections(t *testing.T) {
 // and exits 0 within 10 s (it takes well under 1 s; the margin is for a
 // loaded machine: what is asserted is that it does not wait for them).
 func TestServeSIGTERMSlowClients(t *testing.T) {
+	t.Parallel()
 	dir := newServeState(t)
 	cmd, sock := serve(t, dir)
 	slow := hostile(t, "slowloris", "--addr", sock, "--conns", "200", "--duration", "20")
@@ -474,6 +480,7 @@ func TestServeSIGTERMSlowClients(t *testing.T) {
 // A request head is capped at 256 KiB: room for a GET of a 60 KiB URL
 // percent-encoded whole, and 431 beyond.
 func TestServeHeaderCap(t *testing.T) {
+	t.Parallel()
 	dir := newServeState(t)
 	_, sock := serve(t, dir)
 	c := unixClient(sock)
@@ -505,6 +512,7 @@ func TestServeHeaderCap(t *testing.T) {
 // connection is closed and serve exits 0: here Redis is stopped (SIGSTOP)
 // under a batch, which would otherwise wait for --redis-timeout.
 func TestServeShutdownGrace(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	addr, _, _ := redisServer(t, tmp)
 	backend := "redis://" + addr + "/0"

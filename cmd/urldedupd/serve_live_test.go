@@ -54,6 +54,7 @@ func waitLines(t *testing.T, path string, n int) []string {
 // serve captures on a veth into its event log; the log is renamed and
 // SIGHUP sent: later events go to a new file at the old path, none lost.
 func TestServeEventsSIGHUP(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	tmp := t.TempDir()
@@ -136,6 +137,7 @@ func TestServeEventsSIGHUP(t *testing.T) {
 // serve started as root drops to --user after opening its sockets, and
 // capture and the state keep working.
 func TestServeDropsPrivileges(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	tmp := t.TempDir()
@@ -178,6 +180,7 @@ func TestServeDropsPrivileges(t *testing.T) {
 // community_id; a format not known is a usage error. Two workers share the
 // interface (fanout) and their metrics are the interface's, added up.
 func TestServeEventsECS(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	tmp := t.TempDir()

@@ -15,6 +15,7 @@ import (
 // left behind: no socket file, no event log, nothing new in the state
 // directory, and whatever occupied the socket path is untouched.
 func TestServeStartupErrors(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "state")
 	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {

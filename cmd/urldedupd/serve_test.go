@@ -92,6 +92,7 @@ func apiURL(i int) string { return fmt.Sprintf("http://shared.example/item/%d", 
 // works on an overlapping list against the same state: every distinct
 // signature is reported new exactly once across both.
 func TestServeExactlyOnceWithFilter(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
 		t.Fatal(stderr)
@@ -206,6 +207,7 @@ func TestServeExactlyOnceWithFilter(t *testing.T) {
 // SIGTERM while batches are in flight: exit 0 within a bounded time, and
 // every URL answered new before the signal is dup after a restart.
 func TestServeSIGTERMUnderLoad(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	if _, stderr, code := run(t, nil, "--dir", dir, "init"); code != 0 {
 		t.Fatal(stderr)
@@ -276,6 +278,7 @@ func TestServeSIGTERMUnderLoad(t *testing.T) {
 // Malformed input over the real socket gets its 4xx, and the daemon keeps
 // serving.
 func TestServeBadInput(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	_, sock := serve(t, dir, "--max-batch", "10")
 	c := unixClient(sock)

@@ -17,6 +17,7 @@ import (
 // reason and the datagrams as other (not malformed), and the log names the
 // reason once, and again with the count when serve stops.
 func TestServeUndecodedFrames(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	cliIf := srvIf[:len(srvIf)-1] + "b"
 	dir := filepath.Join(t.TempDir(), "state")

@@ -114,6 +114,7 @@ func paths(prefix string, from, to int) []string {
 // metrics say so; once the directory is writable, the next SIGHUP switches
 // to the new file. SIGTERM then exits 0 and removes the socket.
 func TestServeUserEventLogReopenFails(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	uid, gid := lookupUser(t, "nobody")
@@ -184,6 +185,7 @@ func TestServeUserEventLogReopenFails(t *testing.T) {
 // exits 0 and removes the socket when its directory is the user's; when
 // the directory is root's, serve says at start that the socket will stay.
 func TestServeUserSocket(t *testing.T) {
+	t.Parallel()
 	uid, gid := lookupUser(t, "nobody")
 	tmp := userTree(t)
 	dir, runDir := filepath.Join(tmp, "state"), filepath.Join(tmp, "run")
@@ -247,6 +249,7 @@ func TestServeUserSocket(t *testing.T) {
 // capture keeps running, and once there is room again new records are
 // written. Needs root to mount a small tmpfs.
 func TestServeEventLogFull(t *testing.T) {
+	t.Parallel()
 	srv, cli, srvIf := nettest.Veth(t)
 	nettest.Start(t, srv, "python3", "../../scripts/httpserver.py", "192.0.2.1", "8080")
 	tmp := t.TempDir()

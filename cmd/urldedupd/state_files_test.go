@@ -29,6 +29,7 @@ func withUmask(t *testing.T, umask string, args ...string) (string, int) {
 // state made by init or filter, a snapshot, replay's -o file. The old code
 // made the metadata 0644 and a snapshot directory 0755 under umask 077.
 func TestModesFollowUmask(t *testing.T) {
+	t.Parallel()
 	capfile := filepath.Join("..", "..", "internal", "capture", "testdata", "captures", "http.pcap")
 	for _, tc := range []struct {
 		umask     string
@@ -64,6 +65,7 @@ func TestModesFollowUmask(t *testing.T) {
 // the next snapshot into the same parent removes it. Retried a bounded
 // number of times to catch the first one mid-way.
 func TestSnapshotRemovesStaleTempDir(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	state := filepath.Join(tmp, "state")
 	if _, stderr, code := run(t, nil, "--dir", state, "init"); code != 0 {
@@ -116,6 +118,7 @@ func TestSnapshotRemovesStaleTempDir(t *testing.T) {
 // dying of SIGBUS when a page cannot be allocated (the old code). Read-only
 // commands still work. Needs root to mount the tmpfs.
 func TestSparseStateOnFullTmpfs(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}

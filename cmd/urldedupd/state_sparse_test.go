@@ -17,6 +17,7 @@ import (
 // stderr, and records (issue 9 review: the old code refused every
 // writable open, exit 3). Needs root to mount the ramfs.
 func TestSparseStateWithoutFallocate(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a ramfs needs root")
 	}

@@ -38,6 +38,7 @@ func goldenCases() map[string]*summary {
 // 5), with the groups of the JSON summary as objects and QUIC frames
 // counted once (issue 25, item 10).
 func TestSummaryGolden(t *testing.T) {
+	t.Parallel()
 	for name, s := range goldenCases() {
 		for _, f := range []struct {
 			ext   string
@@ -64,6 +65,7 @@ func TestSummaryGolden(t *testing.T) {
 // words, exactly once in the text summary: a counter added to a stats
 // type's table cannot be forgotten in either.
 func TestSummaryCountersOnce(t *testing.T) {
+	t.Parallel()
 	s := goldenCases()["all"]
 	var text, js bytes.Buffer
 	writeSummary(&text, s.stats, s.counts)
@@ -139,6 +141,7 @@ func BenchmarkWriteJSONSummary(b *testing.B) {
 // The reasons past capture.MaxReasons are "further" in each kind's object
 // of the JSON summary.
 func TestJSONSummaryFurther(t *testing.T) {
+	t.Parallel()
 	s := &summary{}
 	s.stats.Reasons.LumpedUndecoded, s.stats.Reasons.LumpedOther = 4, 2
 	var js bytes.Buffer

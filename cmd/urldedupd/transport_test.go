@@ -97,6 +97,7 @@ func replayURLs(t *testing.T, pcap string) ([]string, string) {
 // records them on the veth; replay finds every request, as tshark does,
 // and counts one flow per connection.
 func TestReplayFastOpen(t *testing.T) {
+	t.Parallel()
 	var want []string
 	var curls [][]string
 	for _, p := range []string{"/tfo/cookie", "/tfo/in-syn", "/tfo/in-syn-again"} {
@@ -126,6 +127,7 @@ func TestReplayFastOpen(t *testing.T) {
 // mergecap puts them in time order, as a retransmission would come.
 // replay reports each request once, and one flow, as tshark does.
 func TestReplayRetransmittedAfterFIN(t *testing.T) {
+	t.Parallel()
 	want := []string{"http://192.0.2.1:8080/fin/one", "http://192.0.2.1:8080/fin/two"}
 	pcap := recordCurl(t, nil, nil, want)
 	frames := tsharkField(t, pcap, "http.request", "frame.number")

@@ -113,6 +113,7 @@ func lines(urls []string) []byte { return []byte(strings.Join(urls, "\n") + "\n"
 // lost, none twice), across 8 generation boundaries and a rotation under
 // way in every round.
 func TestWindowFirstSeenProcesses(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	windowRounds(t, "--dir", dir)
 }
@@ -189,6 +190,7 @@ func windowRounds(t *testing.T, stateArgs ...string) {
 // seen every generation never comes back) and B at both; under
 // first-seen A is new again every 3 generations (0, 3, 6, 9).
 func TestWindowPolicies(t *testing.T) {
+	t.Parallel()
 	a, b := windowURLs("a", 300), windowURLs("b", 300)
 	for _, tc := range []struct {
 		policy string
@@ -249,6 +251,7 @@ func TestWindowPolicies(t *testing.T) {
 // every URL is printed new exactly once over the two runs, and those
 // still in the window are not printed at all.
 func TestWindowKilledMidRotation(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		at    string
 		pause int // generations between the first sightings and the killed run
@@ -308,6 +311,7 @@ func TestWindowKilledMidRotation(t *testing.T) {
 // duplicates; on bitmap and bitmap-window it is refused (exit 2, the
 // reason given) and changes nothing.
 func TestForgetKeyed(t *testing.T) {
+	t.Parallel()
 	urls := windowURLs("n", 1_000_000)
 	file := filepath.Join(t.TempDir(), "urls.txt")
 	if err := os.WriteFile(file, lines(urls), 0o644); err != nil {
@@ -379,6 +383,7 @@ func TestForgetKeyed(t *testing.T) {
 // Cluster (each shard key decided by one script run, sent through the
 // per-master pipes): every URL new exactly once a round.
 func TestWindowRedis(t *testing.T) {
+	t.Parallel()
 	t.Run("server", func(t *testing.T) {
 		windowRounds(t, "--backend", redistest.Server(t))
 	})
@@ -394,6 +399,7 @@ func TestWindowRedis(t *testing.T) {
 // duplicates, with a local cache in front too; on a bitmap in Redis it is
 // refused, exit 2.
 func TestForgetRedis(t *testing.T) {
+	t.Parallel()
 	urls := windowURLs("r", 10_000)
 	var forget []string
 	for i := 0; i < len(urls); i += 100 {
