@@ -281,6 +281,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	flush := time.NewTicker(time.Second)
 	defer flush.Stop()
 	var eventsReport eventLogReport
+	var flushes flushReport
 
 	var err error
 loop:
@@ -297,6 +298,7 @@ loop:
 		case now := <-flush.C:
 			_ = d.cfg.Events.Flush()
 			eventsReport.check(d.cfg.Events, d.log, now)
+			flushes.check(d.state.Dir(), d.log, now)
 		case err = <-serveErr:
 			break loop
 		}

@@ -41,6 +41,7 @@ func newMetrics(d *Daemon) *daemonMetrics {
 	m.reg.Register(c.collectSources)
 	m.reg.Register(c.collectEventLog)
 	m.reg.Register(c.collectState)
+	m.reg.Register(c.collectFlush)
 	return m
 }
 

@@ -104,16 +104,46 @@ func (d *Dir) flushLoop(every time.Duration) {
 		case <-t.C:
 			d.mu.Lock()
 			if !d.closed {
-				d.syncErr = d.syncLocked()
+				start := time.Now()
+				err := d.syncLocked()
+				f := &d.flush
+				f.Flushes++
+				f.Last, f.Err = time.Since(start), err
+				if err != nil {
+					f.Failures++
+				} else {
+					f.LastOK = start
+				}
 			}
 			d.mu.Unlock()
 		}
 	}
 }
 
+// FlushStats describes the background flushes of a Dir opened with a
+// FlushInterval: what an operator needs to know that what was decided
+// reaches the disk, and in time.
+type FlushStats struct {
+	Interval time.Duration // Options.FlushInterval; 0: no background flush
+	Flushes  uint64        // flushes done, failed ones included
+	Failures uint64        // flushes that returned an error
+	Last     time.Duration // how long the last flush took
+	// LastOK is when the last successful flush began: every bit set
+	// before it is on disk. Zero until one has succeeded.
+	LastOK time.Time
+	Err    error // the last flush's error; nil when it succeeded
+}
+
+// FlushStats returns the background flushes' figures so far.
+func (d *Dir) FlushStats() FlushStats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.flush
+}
+
 // FlushError returns the error of the last background flush, or nil.
 func (d *Dir) FlushError() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.syncErr
+	return d.flush.Err
 }

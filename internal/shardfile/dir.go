@@ -37,7 +37,7 @@ type Dir struct {
 	closed  bool
 	stop    chan struct{}
 	flushed chan struct{}
-	syncErr error // last background flush error
+	flush   FlushStats // the background flushes so far
 }
 
 // Open opens the state in dir, creating it first if opts.Create is set and
@@ -56,6 +56,7 @@ func Open(dir string, opts *Options) (*Dir, error) {
 		return nil, err
 	}
 	if opts.FlushInterval > 0 && !d.readOnly {
+		d.flush.Interval = opts.FlushInterval
 		d.stop, d.flushed = make(chan struct{}), make(chan struct{})
 		go d.flushLoop(opts.FlushInterval)
 	}

@@ -1,0 +1,132 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/urldedupd/urldedupd/internal/shardfile"
+	"github.com/urldedupd/urldedupd/internal/state"
+)
+
+// A state flushed in the background shows its flushes in the metrics,
+// in the text format promtool accepts; one without shows none.
+func TestMetricsFlush(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Fatal("promtool not found (Debian package prometheus; scripts/install-deps.sh installs it)")
+	}
+	tmp := t.TempDir()
+	st, err := state.Open(context.Background(), filepath.Join(tmp, "state"),
+		&state.Options{Create: true, Local: shardfile.Options{FlushInterval: 20 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	d, err := New(st, Config{Socket: filepath.Join(tmp, "api.sock")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	for i := 0; st.Dir().FlushStats().Flushes < 2; i++ {
+		if i == 3000 {
+			t.Fatalf("no two flushes in 30 s: %+v", st.Dir().FlushStats())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var b bytes.Buffer
+	if _, err := d.metrics.reg.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	value := func(series string) float64 {
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no %s in the exposition:\n%s", series, out)
+		}
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := value(`urldedupd_state_flushes_total{result="ok"}`); v < 2 {
+		t.Errorf("flushes ok = %v, want at least 2", v)
+	}
+	if v := value(`urldedupd_state_flushes_total{result="error"}`); v != 0 {
+		t.Errorf("flushes failed = %v, want 0", v)
+	}
+	if v := value("urldedupd_state_flush_interval_seconds"); v != 0.02 {
+		t.Errorf("interval = %v, want 0.02", v)
+	}
+	if v := value("urldedupd_state_flush_duration_seconds"); v <= 0 || v > time.Since(started).Seconds() {
+		t.Errorf("last flush took %v s", v)
+	}
+	if v := value("urldedupd_state_last_flush_success_timestamp_seconds"); v < float64(started.Unix())-1 || v > float64(time.Now().Unix())+1 {
+		t.Errorf("last good flush at %v, want between %v and now", v, started.Unix())
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(out)
+	if res, err := cmd.CombinedOutput(); err != nil && !strings.Contains(string(res), "urldedupd_bits_set use base unit") || strings.Contains(string(res), "flush") {
+		t.Errorf("promtool check metrics: %v\n%s", err, res)
+	}
+
+	plain, _ := scrape(t) // a state without a background flush
+	if strings.Contains(plain, "urldedupd_state_flush") {
+		t.Errorf("flush metrics for a state not flushed in the background:\n%s", plain)
+	}
+}
+
+// What the daemon logs of the flushes: a failure at once and then at most
+// once a minute while they keep failing, the recovery, and a flush slower
+// than its interval at most once a minute.
+func TestFlushReport(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var r flushReport
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	good := shardfile.FlushStats{Interval: time.Second, Flushes: 5, Last: 10 * time.Millisecond, LastOK: t0}
+	bad := good
+	bad.Flushes, bad.Failures, bad.Err = 6, 1, syscall.EIO
+	worse := bad
+	worse.Flushes, worse.Failures = 40, 35
+	back := worse
+	back.Flushes, back.Err, back.LastOK = 41, nil, t0.Add(70*time.Second)
+	slow := back
+	slow.Flushes, slow.Last = 42, 3*time.Second
+	steps := []struct {
+		f    shardfile.FlushStats
+		at   time.Duration
+		want string // the line logged, "" for none
+	}{
+		{good, 0, ""},
+		{bad, time.Second, "level=ERROR msg=\"state: flush failed"},
+		{worse, 30 * time.Second, ""}, // still failing, within the minute
+		{worse, 62 * time.Second, "level=ERROR msg=\"state: flush failed"},
+		{back, 71 * time.Second, "level=INFO msg=\"state: flushing again\""},
+		{slow, 72 * time.Second, "level=WARN msg=\"state: a flush took longer than --flush-interval"},
+		{slow, 80 * time.Second, ""},
+		{slow, 140 * time.Second, "level=WARN msg=\"state: a flush took longer than --flush-interval"},
+		{shardfile.FlushStats{}, 200 * time.Second, ""}, // no background flush
+	}
+	for i, s := range steps {
+		buf.Reset()
+		r.report("/var/lib/urldedupd", s.f, log, t0.Add(s.at))
+		got := buf.String()
+		switch {
+		case s.want == "" && got != "":
+			t.Errorf("step %d: logged %q, want nothing", i, got)
+		case s.want != "" && (strings.Count(got, "\n") != 1 || !strings.Contains(got, s.want) || !strings.Contains(got, "dir=/var/lib/urldedupd")):
+			t.Errorf("step %d: logged %q, want one line with %q", i, got, s.want)
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package shardfile
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The background flush counts what it did: successes move LastOK, a
+// failure keeps it, counts itself and keeps its error (naming the shard)
+// until a flush succeeds again.
+func TestFlushStats(t *testing.T) {
+	real := syncMap
+	var failing atomic.Bool
+	syncMap = func(b []byte) error {
+		if failing.Load() {
+			return syscall.EIO
+		}
+		return real(b)
+	}
+	d, err := Open(filepath.Join(t.TempDir(), "s"), &Options{Create: true, FlushInterval: 10 * time.Millisecond})
+	if err != nil {
+		syncMap = real
+		t.Fatal(err)
+	}
+	defer func() {
+		failing.Store(false)
+		d.Close()
+		syncMap = real // the flush goroutine has ended
+	}()
+	// wait polls FlushStats until ok says so, for 30 s at most.
+	wait := func(what string, ok func(FlushStats) bool) FlushStats {
+		t.Helper()
+		for range 3000 {
+			if f := d.FlushStats(); ok(f) {
+				return f
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("waiting for %s: %+v", what, d.FlushStats())
+		return FlushStats{}
+	}
+	f := wait("two flushes", func(f FlushStats) bool { return f.Flushes >= 2 })
+	if f.Interval != 10*time.Millisecond || f.Failures != 0 || f.Err != nil || f.LastOK.IsZero() || f.Last <= 0 {
+		t.Fatalf("after good flushes: %+v", f)
+	}
+	failing.Store(true)
+	failedAt := time.Now()
+	f = wait("a failed flush", func(f FlushStats) bool { return f.Failures >= 1 && f.Err != nil })
+	if !errors.Is(f.Err, syscall.EIO) || !strings.Contains(f.Err.Error(), d.Path()) || !errors.Is(d.FlushError(), syscall.EIO) {
+		t.Fatalf("the failure's error: %v", f.Err)
+	}
+	f = wait("more failed flushes", func(f FlushStats) bool { return f.Failures >= 3 })
+	if f.LastOK.After(failedAt) {
+		t.Fatalf("LastOK %v moved after the flushes began to fail (%v)", f.LastOK, failedAt)
+	}
+	failing.Store(false)
+	recovered := time.Now()
+	f = wait("a good flush again", func(f FlushStats) bool { return f.Err == nil && f.LastOK.After(recovered) })
+	if f.Failures < 3 || f.Flushes <= f.Failures {
+		t.Fatalf("after recovery: %+v", f)
+	}
+}
+
+// A Dir without a background flush says so.
+func TestFlushStatsNone(t *testing.T) {
+	d, err := Open(filepath.Join(t.TempDir(), "s"), &Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if f := d.FlushStats(); f.Interval != 0 || f.Flushes != 0 || !f.LastOK.IsZero() {
+		t.Fatalf("%+v, want none", f)
+	}
+}
