@@ -38,7 +38,7 @@ func (r *flushReport) report(dir string, f shardfile.FlushStats, log *slog.Logge
 	}
 	if f.Failures > r.failures && (!r.failing || now.Sub(r.failLog) >= flushReportEvery) {
 		log.Error("state: flush failed: what was decided since the last good flush is not on disk, and a power loss would make those URLs new again; serving goes on",
-			"dir", dir, "failures", f.Failures-r.failures, "last_ok", f.LastOK, "err", f.Err)
+			"dir", dir, "failures", f.Failures-r.failures, "last_ok", f.LastOK, "err", f.LastFailure)
 		r.failures, r.failing, r.failLog = f.Failures, true, now
 	}
 	if r.failing && f.Err == nil {

@@ -111,6 +111,7 @@ func (d *Dir) flushLoop(every time.Duration) {
 				f.Last, f.Err = time.Since(start), err
 				if err != nil {
 					f.Failures++
+					f.LastFailure = err
 				} else {
 					f.LastOK = start
 				}
@@ -132,6 +133,9 @@ type FlushStats struct {
 	// before it is on disk. Zero until one has succeeded.
 	LastOK time.Time
 	Err    error // the last flush's error; nil when it succeeded
+	// LastFailure is the error of the last flush that failed, kept when
+	// later ones succeed; nil when none has failed.
+	LastFailure error
 }
 
 // FlushStats returns the background flushes' figures so far.

@@ -45,7 +45,7 @@ func TestFlushStats(t *testing.T) {
 		return FlushStats{}
 	}
 	f := wait("two flushes", func(f FlushStats) bool { return f.Flushes >= 2 })
-	if f.Interval != 10*time.Millisecond || f.Failures != 0 || f.Err != nil || f.LastOK.IsZero() || f.Last <= 0 {
+	if f.Interval != 10*time.Millisecond || f.Failures != 0 || f.Err != nil || f.LastFailure != nil || f.LastOK.IsZero() || f.Last <= 0 {
 		t.Fatalf("after good flushes: %+v", f)
 	}
 	failing.Store(true)
@@ -61,7 +61,7 @@ func TestFlushStats(t *testing.T) {
 	failing.Store(false)
 	recovered := time.Now()
 	f = wait("a good flush again", func(f FlushStats) bool { return f.Err == nil && f.LastOK.After(recovered) })
-	if f.Failures < 3 || f.Flushes <= f.Failures {
+	if f.Failures < 3 || f.Flushes <= f.Failures || !errors.Is(f.LastFailure, syscall.EIO) {
 		t.Fatalf("after recovery: %+v", f)
 	}
 }
