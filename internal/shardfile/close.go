@@ -106,6 +106,7 @@ func (d *Dir) flushLoop(every time.Duration) {
 			if !d.closed {
 				start := time.Now()
 				err := d.syncLocked()
+				d.statsMu.Lock()
 				f := &d.flush
 				f.Flushes++
 				f.Last, f.Err = time.Since(start), err
@@ -115,6 +116,7 @@ func (d *Dir) flushLoop(every time.Duration) {
 				} else {
 					f.LastOK = start
 				}
+				d.statsMu.Unlock()
 			}
 			d.mu.Unlock()
 		}
@@ -138,16 +140,18 @@ type FlushStats struct {
 	LastFailure error
 }
 
-// FlushStats returns the background flushes' figures so far.
+// FlushStats returns the background flushes' figures so far, as of the
+// last flush that ended: it does not wait for one in progress (a flush
+// can take seconds, or hang on a failing disk).
 func (d *Dir) FlushStats() FlushStats {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.statsMu.Lock()
+	defer d.statsMu.Unlock()
 	return d.flush
 }
 
 // FlushError returns the error of the last background flush, or nil.
 func (d *Dir) FlushError() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.statsMu.Lock()
+	defer d.statsMu.Unlock()
 	return d.flush.Err
 }

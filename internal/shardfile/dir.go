@@ -37,6 +37,8 @@ type Dir struct {
 	closed  bool
 	stop    chan struct{}
 	flushed chan struct{}
+
+	statsMu sync.Mutex // guards flush alone, so that reading it never waits for a flush
 	flush   FlushStats // the background flushes so far
 }
 

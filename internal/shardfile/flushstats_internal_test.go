@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -76,4 +77,44 @@ func TestFlushStatsNone(t *testing.T) {
 	if f := d.FlushStats(); f.Interval != 0 || f.Flushes != 0 || !f.LastOK.IsZero() {
 		t.Fatalf("%+v, want none", f)
 	}
+}
+
+// FlushStats and FlushError answer while a flush is in progress, however
+// long it takes: serve's main loop and its metrics read them.
+func TestFlushStatsDoesNotWait(t *testing.T) {
+	real := syncMap
+	var hold atomic.Bool
+	var entered sync.Once
+	inFlush, release := make(chan struct{}), make(chan struct{})
+	syncMap = func(b []byte) error {
+		if hold.Load() {
+			entered.Do(func() { close(inFlush) })
+			<-release
+		}
+		return real(b)
+	}
+	hold.Store(true)
+	d, err := Open(filepath.Join(t.TempDir(), "s"), &Options{Create: true, FlushInterval: time.Millisecond})
+	if err != nil {
+		syncMap = real
+		t.Fatal(err)
+	}
+	defer func() {
+		hold.Store(false)
+		d.Close()
+		syncMap = real
+	}()
+	<-inFlush // a flush holds the Dir's lock now, until release
+	got := make(chan FlushStats, 1)
+	go func() { d.FlushError(); got <- d.FlushStats() }()
+	select {
+	case f := <-got:
+		if f.Flushes != 0 {
+			t.Errorf("%+v, want no flush ended yet", f)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("FlushStats waited for the flush in progress")
+	}
+	hold.Store(false)
+	close(release)
 }
