@@ -148,10 +148,3 @@ func (d *Dir) FlushStats() FlushStats {
 	defer d.statsMu.Unlock()
 	return d.flush
 }
-
-// FlushError returns the error of the last background flush, or nil.
-func (d *Dir) FlushError() error {
-	d.statsMu.Lock()
-	defer d.statsMu.Unlock()
-	return d.flush.Err
-}

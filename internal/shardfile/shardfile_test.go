@@ -342,7 +342,7 @@ func TestFlushInterval(t *testing.T) {
 	}
 	d.Shard(0)[0] = 1
 	time.Sleep(50 * time.Millisecond)
-	if err := d.FlushError(); err != nil {
+	if err := d.FlushStats().Err; err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {
