@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/urldedupd/urldedupd"
+	"github.com/urldedupd/urldedupd/internal/racetest"
 	"github.com/urldedupd/urldedupd/internal/redistest"
 )
 
@@ -136,7 +137,7 @@ func TestOpenErrors(t *testing.T) {
 
 // Deciding a batch allocates nothing once its scratch is warm.
 func TestDecideAllocs(t *testing.T) {
-	if raceEnabled {
+	if racetest.Enabled {
 		t.Skip("the race detector's sync.Pool drops pooled scratch on purpose")
 	}
 	ctx := context.Background()

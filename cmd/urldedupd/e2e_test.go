@@ -176,22 +176,46 @@ func countOnce(want map[string]bool, got map[string]int) (lost, twice, foreign i
 // the test ends: stress-ng with a worker per CPU, bounded by its own
 // timeout and stopped by pid. Tests of exactly-once use it: what
 // they assert must hold on a fully loaded machine.
+//
+// The tests run in parallel, so one stress-ng serves every test that
+// asked for it at the time: it starts with the first and stops with the
+// last. Each still runs on a machine whose every CPU has a busy worker;
+// one stress-ng per test would only have taken more CPU from the tests
+// around it.
 func loadMachine(t *testing.T) (stop func()) {
 	t.Helper()
-	cmd := exec.Command("stress-ng", "--cpu", fmt.Sprint(runtime.NumCPU()), "--timeout", "900s", "--quiet")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its workers are its children: stopped with it
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("stress-ng (scripts/install-deps.sh installs it): %v", err)
+	load.Lock()
+	defer load.Unlock()
+	if load.users == 0 {
+		cmd := exec.Command("stress-ng", "--cpu", fmt.Sprint(runtime.NumCPU()), "--timeout", "900s", "--quiet")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its workers are its children: stopped with it
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("stress-ng (scripts/install-deps.sh installs it): %v", err)
+		}
+		load.cmd = cmd
 	}
+	load.users++
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			cmd.Wait()
+			load.Lock()
+			defer load.Unlock()
+			if load.users--; load.users == 0 {
+				syscall.Kill(-load.cmd.Process.Pid, syscall.SIGKILL)
+				load.cmd.Wait()
+				load.cmd = nil
+			}
 		})
 	}
 	t.Cleanup(stop)
 	return stop
+}
+
+// load is the stress-ng of loadMachine and the number of tests using it.
+var load struct {
+	sync.Mutex
+	users int
+	cmd   *exec.Cmd
 }
 
 // A filter fed URLs through a pipe is killed with SIGKILL at a random

@@ -385,9 +385,11 @@ func TestForgetKeyed(t *testing.T) {
 func TestWindowRedis(t *testing.T) {
 	t.Parallel()
 	t.Run("server", func(t *testing.T) {
+		t.Parallel()
 		windowRounds(t, "--backend", redistest.Server(t))
 	})
 	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
 		masters, _ := redisCluster(t)
 		windowRounds(t, "--backend", "redis-cluster://"+strings.Join(masters, ","))
 	})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/internal/bitmapwindow"
 	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/racetest"
 	"github.com/urldedupd/urldedupd/internal/redistest"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/window"
@@ -141,7 +142,7 @@ func decideMany(t *testing.T, pol window.Policy, clk *clock, decide func(p int) 
 	ids := urls(2000)
 	const procs, batch = 4, 100
 	batches := 32
-	if raceEnabled {
+	if racetest.Enabled {
 		batches = 16 // still 8 moves of the clock
 	}
 	logs := make([][]decision, procs)
@@ -245,7 +246,7 @@ func TestRedis(t *testing.T) {
 		ids := urls(400)
 		seen := make([]bool, 1)
 		steps := 1500
-		if raceEnabled {
+		if racetest.Enabled {
 			steps = 500
 		}
 		for step := range steps {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/urldedupd/urldedupd/internal/bloom"
+	"github.com/urldedupd/urldedupd/internal/racetest"
 )
 
 func newFilter(t testing.TB, m uint64, k int) *bloom.Filter {
@@ -89,6 +90,7 @@ func TestTestAndSet(t *testing.T) {
 // measured on 200,000 other URLs matches (1 − e^(−kn/m))^k within four
 // standard deviations, and the same formula from the measured fill.
 func TestFalseDupMatchesTheory(t *testing.T) {
+	racetest.SkipSequential(t)
 	const n, q = 75_012, 200_000
 	for _, m := range []uint64{80_000, 8_000_000} {
 		for _, k := range []int{1, 4, 5, 6, 9, 10} {

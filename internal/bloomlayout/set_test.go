@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/racetest"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
@@ -47,6 +48,7 @@ func randomSigs(r *rand.Rand, n int) []signature.Signature {
 const seed = 1
 
 func TestFalseDupMatchesReport(t *testing.T) {
+	racetest.SkipSequential(t)
 	tests := []struct {
 		name  string
 		l     format.Layout
@@ -122,6 +124,7 @@ func TestFalseDupMatchesReport(t *testing.T) {
 // and a new URL's false-duplicate chance stays under FMax while the URLs
 // grow tenfold; the live leaves stay balanced.
 func TestDSBFStaysUnderFMax(t *testing.T) {
+	racetest.SkipSequential(t)
 	f := format.Filter{K: 7, Children: 3, FMax: 0.01}
 	m, shards := heapState(t, format.DSBF, 8<<10, f)
 	s, err := New(m, shards, Options{})

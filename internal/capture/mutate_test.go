@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/racetest"
 )
 
 // Mutants of every committed capture (as pcap, pcapng and gzip): bit flips,
@@ -32,7 +34,7 @@ import (
 func TestMutatedCaptures(t *testing.T) {
 	const limit = 10 * time.Minute
 	minMutants := 2000
-	if raceEnabled {
+	if racetest.Enabled {
 		minMutants = 500
 	}
 	paths, _ := filepath.Glob("testdata/captures/*.pcap*")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/urldedupd/urldedupd/internal/compare"
+	"github.com/urldedupd/urldedupd/internal/racetest"
 )
 
 // Every layout where rates are measurable (the in-memory ones in 64 KiB,
@@ -16,6 +17,7 @@ import (
 // within four standard deviations, the exact set has none, and the table
 // names every layout.
 func TestRunMatchesTheory(t *testing.T) {
+	racetest.SkipSequential(t)
 	runMatchesTheory(t, 50_000, 64<<10, "bloom-patent", "hashtable", "apbf", "exact")
 	runMatchesTheory(t, 900_000, 1<<20, "bloom", "mdbf", "dsbf")
 }
@@ -55,6 +57,7 @@ func runMatchesTheory(t *testing.T, n int, memory int64, layouts ...string) {
 // The persistent layouts run in real temporary states: the keyed layout
 // makes no false duplicate at this size, the bitmap's rate is its fill.
 func TestRunStates(t *testing.T) {
+	racetest.SkipSequential(t)
 	res, err := compare.Run(compare.Options{Synthetic: 100_000, HeldOutSynthetic: 100_000, Layouts: []string{"bitmap", "keyed"}, TempDir: t.TempDir(), Curve: true})
 	if err != nil {
 		t.Fatal(err)

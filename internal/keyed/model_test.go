@@ -3,13 +3,16 @@ package keyed
 import (
 	"math"
 	"testing"
+
+	"github.com/urldedupd/urldedupd/internal/racetest"
 )
 
-// TestModelMatchesTable fills a table of 262,144 buckets (sized: 32,768
-// under -race; the tolerances follow the number of buckets) and compares
+// TestModelMatchesTable fills a table of 262,144 buckets (the tolerances
+// follow the number of buckets; the plain pass only, racetest) and compares
 // its measured occupancy and lost URLs with Predict at several loads.
 func TestModelMatchesTable(t *testing.T) {
-	shardBytes := sized(64 << 10)
+	racetest.SkipSequential(t)
+	const shardBytes = 64 << 10
 	g := mustGeometry(t, int64(shardBytes))
 	tab := newHeapTable(t, shardBytes)
 	buckets := float64(uint64(g.Buckets()) * Shards)
@@ -44,6 +47,7 @@ func TestModelMatchesTable(t *testing.T) {
 // the formula's 2^32 becomes 2^12 and everything else is the same code.
 // The tolerance is 4.5 standard deviations of the binomial count.
 func TestFalseDupFormula(t *testing.T) {
+	racetest.SkipSequential(t)
 	const shardBytes, queries = 4096, 200000
 	g := mustGeometry(t, shardBytes)
 	g.fpMask = 1<<12 - 1

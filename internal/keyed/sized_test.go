@@ -1,5 +1,7 @@
 package keyed
 
+import "github.com/urldedupd/urldedupd/internal/racetest"
+
 // raceDivisor is how much smaller sized makes a test under the race
 // detector, which runs the same code about ten times slower.
 const raceDivisor = 8
@@ -11,7 +13,7 @@ const raceDivisor = 8
 // memory access watched, on fewer URLs. The answers are deterministic (a
 // fixed key, fixed URLs), so a size that passes passes on every run.
 func sized(n int) int {
-	if raceEnabled {
+	if racetest.Enabled {
 		return n / raceDivisor
 	}
 	return n

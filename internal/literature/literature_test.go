@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/urldedupd/urldedupd/internal/compare"
+	"github.com/urldedupd/urldedupd/internal/racetest"
 )
 
 // differ reports whether rates a and b differ by more than 4 standard
@@ -19,6 +20,7 @@ func differ(a, b compare.Rate) bool {
 // classic Bloom filter (the rates agree within 4 sd at every size), and
 // with more leaves (more bits) it is better.
 func TestDSBFAgainstBloom(t *testing.T) {
+	racetest.SkipSequential(t)
 	res, err := AgainstBloom(256<<10, 4, 8, 7, []uint64{400_000, 800_000, 1_200_000}, 200_000, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +43,7 @@ func TestDSBFAgainstBloom(t *testing.T) {
 // fmax while the URLs grow tenfold past it, and its live leaves stay
 // balanced.
 func TestDSBFUnderFMaxPastEstimate(t *testing.T) {
+	racetest.SkipSequential(t)
 	const fmax = 0.01
 	g, err := UnderFMax(64<<10, fmax, 50_000, Points(10_000, 500_000, 3), 100_000, 2)
 	if err != nil {
@@ -67,6 +70,7 @@ func TestDSBFUnderFMaxPastEstimate(t *testing.T) {
 // is below a Bloom filter (its Figs. 3, 4) — but it holds S·(N + N/k)
 // bits, and a Bloom filter given those bits is below it.
 func TestMDBFClaims(t *testing.T) {
+	racetest.SkipSequential(t)
 	const n, trials, queries = 30, 3000, 100
 	rate := func(c MDBFCase) compare.Rate {
 		r, err := MDBFRate(c, n, trials, queries, 3)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/urldedupd/urldedupd/internal/racetest"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
 )
@@ -28,8 +29,9 @@ func mix(x uint64) uint64 {
 // after n distinct URLs, 2M other URLs are reported duplicates at the rate
 // BitmapFalseDup(n) predicts and Report computes from the fill, within
 // four standard deviations (a tolerance a wrong formula, or a hash that is
-// not uniform, fails). Under -race an eighth of the URLs (sized).
+// not uniform, fails). The plain pass only: one goroutine (racetest).
 func TestBitmapFalseDupFormula(t *testing.T) {
+	racetest.SkipSequential(t)
 	if testing.Short() {
 		t.Skip("inserts 20M URLs")
 	}
@@ -39,7 +41,7 @@ func TestBitmapFalseDupFormula(t *testing.T) {
 	}
 	defer st.Close()
 	const batch = 4096
-	n, q := sized(20_000_000), sized(2_000_000) // 2.5M and 250,000 under -race
+	const n, q = 20_000_000, 2_000_000
 	signer := st.Signer()
 	sigs := make([]signature.Signature, batch)
 	seen := make([]bool, batch)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/racetest"
 	"github.com/urldedupd/urldedupd/internal/redistest"
 	"github.com/urldedupd/urldedupd/internal/shardfile"
 	"github.com/urldedupd/urldedupd/internal/signature"
@@ -75,7 +76,7 @@ func TestKeyedTruncatedShardIsAnError(t *testing.T) {
 // 200, which AllocsPerRun reports as one a run (make test's race pass
 // failed so once). The plain pass checks it.
 func TestKeyedDecideNoAllocs(t *testing.T) {
-	if raceEnabled {
+	if racetest.Enabled {
 		t.Skip("the race detector's sync.Pool drops pooled scratch on purpose; the plain pass checks this")
 	}
 	st := openKeyed(t)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/internal/format"
 	"github.com/urldedupd/urldedupd/internal/layout"
+	"github.com/urldedupd/urldedupd/internal/racetest"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
 	"github.com/urldedupd/urldedupd/internal/window"
@@ -18,6 +19,7 @@ import (
 // plans, opens as a directory, decides, checks (a dry run changes
 // nothing), reports and merges into an empty state, alike.
 func TestEveryLayout(t *testing.T) {
+	racetest.SkipSequential(t)
 	ctx := context.Background()
 	all := layout.All()
 	if len(all) != len(format.Layouts) {

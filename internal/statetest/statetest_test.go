@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/racetest"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
 	"github.com/urldedupd/urldedupd/internal/statetest"
@@ -20,6 +21,7 @@ import (
 // every layout, and leaves the same bytes in its shards: a test that uses
 // one instead of the other tests the same decisions.
 func TestMemoryAnswersAsDirectory(t *testing.T) {
+	racetest.SkipSequential(t)
 	ctx := context.Background()
 	names := statetest.Layouts()
 	if len(names) < 5 {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/urldedupd/urldedupd/internal/racetest"
 )
 
 // The live ring puts back the VLAN tag the kernel strips, with its TPID and
@@ -78,7 +80,7 @@ func TestLiveRingVLANTag(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	if a := testing.AllocsPerRun(2*n-1, read); a > 0 && !raceEnabled {
+	if a := testing.AllocsPerRun(2*n-1, read); a > 0 && !racetest.Enabled {
 		t.Errorf("%.2f allocations a frame read", a)
 	}
 	for seen < 2*n && time.Now().Before(deadline) {

@@ -1,5 +1,0 @@
-//go:build !race
-
-package bitmapwindow_test
-
-const raceEnabled = false

@@ -1,0 +1,6 @@
+//go:build !race
+
+package racetest
+
+// Enabled is true under the race detector.
+const Enabled = false
