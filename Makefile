@@ -25,7 +25,8 @@ deps:
 # (a tmpfs when there is one with room), removed at the end. The command's
 # tests (cmd/urldedupd) mostly wait on the processes they start, so the
 # plain pass runs four of them at once (-parallel 4): 425 s one after the
-# other, 216 s four at a time, on a quiet 2-core machine.
+# other, 216 s four at a time, on a quiet 2-core machine. The race pass
+# leaves out the tests that compute on one goroutine (racetest).
 test: deps
 	$(GO) vet ./...
 	@tmp=$$(bash scripts/test-tmpdir.sh) && trap 'rm -rf "$$tmp"' EXIT && echo "tests' TMPDIR=$$tmp" && \
