@@ -24,6 +24,10 @@
 #      client and server share the machine, how the kernel places
 #      redis-server's one thread and Go's several weighs on the unpinned
 #      row;
+#   5b. single commands and -P 64 against redis-server with its
+#      append-only file fsynced every second (--appendonly yes
+#      --appendfsync everysec): the same promise as serve's default 1 s
+#      flush, at most about a second of answers lost to a power loss;
 #   6. memory: the same DISTINCT URLs (the bench file's distinct lines,
 #      scripts/genurls) loaded into each through `redis-cli --pipe`
 #      (BF.MADD of 100 into urldedupd, SADD of 100 into redis-server):
@@ -66,9 +70,13 @@ start_serve() { # [PREFIX…] -- [SERVE FLAGS…]: a fresh keyed state; sets UPO
   echo "serve did not start" >&2; cat "$work/serve.log" >&2; exit 1
 }
 stop_serve() { kill "$UPID"; wait "$UPID" 2>/dev/null || true; }
-start_redis() { # [PREFIX…]: sets RPORT and RPID
+start_redis() { # [PREFIX…] [-- REDIS FLAGS…]: sets RPORT and RPID; no persistence unless flags say
+  local pre=() post=(--appendonly no)
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do pre+=("$1"); shift; done
+  [ $# -gt 0 ] && { shift; post=("$@"); }
   RPORT=$(freeport)
-  "$@" redis-server --port "$RPORT" --save '' --appendonly no --daemonize no > "$work/redis.log" 2>&1 &
+  rm -rf "$work/redis"; mkdir -p "$work/redis"
+  "${pre[@]}" redis-server --port "$RPORT" --dir "$work/redis" --save '' "${post[@]}" --daemonize no > "$work/redis.log" 2>&1 &
   RPID=$!; pids+=("$RPID")
   for _ in $(seq 1 200); do redis-cli -p "$RPORT" PING >/dev/null 2>&1 && return; sleep 0.05; done
   echo "redis-server did not start" >&2; exit 1
@@ -107,6 +115,10 @@ for r in $(seq 1 "$rounds"); do
   start_redis
   echo "$r single redis $(rps -p "$RPORT" -c 50 -n "$n" -r 100000000 SADD urls 'http://bench.example/__rand_int__')" >> "$raw"
   echo "$r pipe64 redis $(rps -p "$RPORT" -c 50 -n "$((n * 4))" -P 64 -r 100000000 SADD urls 'http://bench.example/__rand_int__')" >> "$raw"
+  stop_redis
+  start_redis -- --appendonly yes --appendfsync everysec
+  echo "$r single-aof redis $(rps -p "$RPORT" -c 50 -n "$n" -r 100000000 SADD urls 'http://bench.example/__rand_int__')" >> "$raw"
+  echo "$r pipe64-aof redis $(rps -p "$RPORT" -c 50 -n "$((n * 4))" -P 64 -r 100000000 SADD urls 'http://bench.example/__rand_int__')" >> "$raw"
   stop_redis
   start_redis taskset -c 1
   echo "$r single-pinned redis $(CLIENT="taskset -c 0" rps -p "$RPORT" -c 50 -n "$n" -r 100000000 SADD urls 'http://bench.example/__rand_int__')" >> "$raw"
@@ -180,6 +192,8 @@ print(f"| `BF.MADD` of 100 URLs, `-P 4`, serve `--flush-interval 0` (URLs/s) | {
 print(f"| single commands, serve `--flush-interval 0 --resp-loops NPROC` (a loop a processor) | {f(col('single-loops-noflush','urldedupd'))} | {f(col('single','redis'))} | {ratio_to('single-loops-noflush','single'):.2f}× |")
 m = [v * 100 for v in col('madd100-loops-noflush', 'urldedupd')]
 print(f"| `BF.MADD` of 100 URLs, `-P 4`, serve `--flush-interval 0 --resp-loops NPROC` (URLs/s) | {f(m)} | — | |")
+print(f"| single commands; redis-server `--appendfsync everysec` (both lose at most about a second to a power loss) | {f(col('single','urldedupd'))} | {f(col('single-aof','redis'))} | {ratio_to('single','single-aof'):.2f}× |")
+print(f"| `-P 64`; redis-server `--appendfsync everysec` | {f(col('pipe64','urldedupd'))} | {f(col('pipe64-aof','redis'))} | {ratio_to('pipe64','pipe64-aof'):.2f}× |")
 print(f"| single commands, client on core 0, server on core 1 | {f(col('single-pinned','urldedupd'))} | {f(col('single-pinned','redis'))} | {ratio('single-pinned'):.2f}× |")
 print()
 print(f"Memory, {nd:,} distinct URLs loaded into each (redis-cli --pipe, 100 a command):")
