@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/urldedupd/urldedupd/internal/racetest"
 )
 
 // tfo is a SYN carrying data, as TCP Fast Open sends it.
@@ -190,6 +192,7 @@ func TestClosedCaps(t *testing.T) {
 // The closed directions remembered at the default cap take at most
 // MaxClosed × closedCost bytes, however many connections close.
 func TestClosedMemory(t *testing.T) {
+	racetest.SkipSequential(t)
 	heap := func() uint64 {
 		runtime.GC()
 		var m runtime.MemStats

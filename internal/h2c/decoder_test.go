@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/urldedupd/urldedupd/internal/racetest"
 )
 
 // client writes a client's side of an HTTP/2 connection with
@@ -437,6 +439,7 @@ func TestHeld(t *testing.T) {
 // dynamic table of 64 KiB full of small entries (what took hpack's table
 // to about 2.5 times its size).
 func TestHeldIsTheHeap(t *testing.T) {
+	racetest.SkipSequential(t)
 	const conns = 100
 	streams := make([][]byte, conns)
 	for i := range streams {

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"runtime"
 	"testing"
+
+	"github.com/urldedupd/urldedupd/internal/racetest"
 )
 
 // The done table against a model (a FIFO of what it remembered, oldest
@@ -13,6 +15,7 @@ import (
 // of keys held, forgets, the cap, and expiry; every key's lookup and the
 // count checked after each step.
 func TestDoneTableModel(t *testing.T) {
+	racetest.SkipSequential(t)
 	for _, max := range []int{1, 2, 5, 64, 100, 1000} {
 		rng := rand.New(rand.NewPCG(uint64(max), 7))
 		d := doneTable{max: max}

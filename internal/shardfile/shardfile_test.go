@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/racetest"
 	"github.com/urldedupd/urldedupd/internal/shardfile"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
@@ -130,6 +131,7 @@ func rewriteMeta(t *testing.T, dir, old, new string, fix bool) {
 }
 
 func TestOpenRefusesBadState(t *testing.T) {
+	racetest.SkipSequential(t)
 	other := &format.Spec{Algorithm: signature.IEEE, Mode: signature.None}
 	tests := []struct {
 		name   string
