@@ -3,8 +3,10 @@ package daemon
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,9 +15,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urldedupd/urldedupd/internal/capture"
 	"github.com/urldedupd/urldedupd/internal/capture/decode"
+	"github.com/urldedupd/urldedupd/internal/frontend"
+	"github.com/urldedupd/urldedupd/internal/shardfile"
+	"github.com/urldedupd/urldedupd/internal/state"
 	"github.com/urldedupd/urldedupd/internal/statetest"
 )
 
@@ -26,16 +32,32 @@ const dashboardFile = "../../scripts/deploy/grafana-dashboard.json"
 // the metrics of two daemons, as Prometheus would scrape them as two
 // targets (instances). The bitmap one has a capture source whose every
 // counter is set and an undecoded link type; the keyed one exports the
-// keyed layout's own metrics (the not-stored chance).
+// keyed layout's own metrics (the not-stored chance). The bitmap one also
+// flushes its state in the background and has a RESP front end.
 
 // dashboardExpositions returns each test instance's exposition.
 func dashboardExpositions(t *testing.T) map[string]string {
 	t.Helper()
-	dir, events := stateAndLog(t)
-	bitmap, err := New(dir, Config{Socket: filepath.Join(t.TempDir(), "api.sock"), Events: events})
+	tmp := t.TempDir()
+	// A state flushed in the background (an hour apart: the metrics are
+	// there, no flush runs), and a RESP front end that has answered one
+	// BF.ADD over its socket.
+	dir, err := state.Open(context.Background(), filepath.Join(tmp, "state"), &state.Options{Create: true, Local: shardfile.Options{FlushInterval: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { dir.Close() })
+	events, err := OpenEventLog(filepath.Join(tmp, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { events.Close() })
+	respSock := filepath.Join(tmp, "resp.sock")
+	bitmap, err := New(dir, Config{Socket: filepath.Join(tmp, "api.sock"), RESPSocket: respSock, Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	respAdd(t, bitmap, respSock)
 	src := &source{cfg: SourceConfig{Iface: "eth0"}}
 	var f figures
 	fc := figureCounters()
@@ -58,7 +80,7 @@ func dashboardExpositions(t *testing.T) map[string]string {
 	out := map[string]string{}
 	for inst, d := range map[string]*Daemon{"bitmap:9090": bitmap, "keyed:9090": keyed} {
 		t.Cleanup(func() { // Close would close the sources' (absent) sockets too
-			for _, l := range d.listeners {
+			for _, l := range append(d.listeners, d.resp...) {
 				l.Close()
 			}
 		})
@@ -188,6 +210,8 @@ func testDashboardCheckFails(t *testing.T, exported map[string]map[string]bool) 
 		`no panel plots urldedupd_not_stored_chance`,
 		`no panel plots urldedupd_capture_records_total by proto`,
 		`no panel plots urldedupd_capture_undecoded_frames_total by reason`,
+		`no panel plots urldedupd_resp_requests_total by command`,
+		`no panel plots urldedupd_state_flushes_total by result`,
 	} {
 		if !strings.Contains(problems, want) {
 			t.Errorf("the old dashboard's problems lack %q; they are:\n%s", want, problems)
@@ -696,7 +720,8 @@ func checkDashboard(data []byte, exported map[string]map[string]bool) []string {
 			add("no panel plots %s", metric)
 		}
 	}
-	for _, g := range []string{"urldedupd_capture_records_total proto", "urldedupd_capture_undecoded_frames_total reason"} {
+	for _, g := range []string{"urldedupd_capture_records_total proto", "urldedupd_capture_undecoded_frames_total reason",
+		"urldedupd_resp_requests_total command", "urldedupd_state_flushes_total result"} {
 		if !groupedBy[g] {
 			metric, label, _ := strings.Cut(g, " ")
 			add("no panel plots %s by %s", metric, label)
@@ -922,4 +947,43 @@ func parsePromQL(expr string) (*promQuery, error) {
 		}
 	}
 	return q, nil
+}
+
+// respAdd serves d's RESP front end on sock for one BF.ADD, as a client
+// sends it, so that its metrics have a command, a status and a result.
+func respAdd(t *testing.T, d *Daemon, sock string) {
+	t.Helper()
+	var fe frontend.FrontEnd
+	for _, f := range d.frontEnds() {
+		if f.Name() == "resp" {
+			fe = f
+		}
+	}
+	if fe == nil {
+		t.Fatal("no RESP front end")
+	}
+	served := make(chan error, 1)
+	go func() { served <- fe.Serve(context.Background()) }()
+	c, err := net.DialTimeout("unix", sock, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := c.Write([]byte("*3\r\n$6\r\nBF.ADD\r\n$1\r\nk\r\n$19\r\nhttp://example.com/\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || reply != ":1\r\n" {
+		t.Fatalf("BF.ADD: %q, %v", reply, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fe.Drain()
+	if err := fe.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
 }
