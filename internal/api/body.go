@@ -76,7 +76,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, b *batch) int 
 	case errors.Is(err, errBusy):
 		return s.busy(w)
 	case errors.Is(err, errTooBig) && r.ContentLength > limit:
-		return fail(w, http.StatusRequestEntityTooLarge, "body of %d bytes, over the limit of %d", r.ContentLength, limit)
+		_ = rc.EnableFullDuplex() // answer now, and read after (linger)
+		code := fail(w, http.StatusRequestEntityTooLarge, "body of %d bytes, over the limit of %d", r.ContentLength, limit)
+		linger(rc, r.Body, r.ContentLength)
+		return code
 	case errors.Is(err, errTooBig):
 		return fail(w, http.StatusRequestEntityTooLarge, "body over the limit of %d bytes", limit)
 	case errors.Is(err, errDrained) || isTimeout(err) && s.isDraining():
@@ -93,6 +96,30 @@ func (s *Server) busy(w http.ResponseWriter) int {
 	return fail(w, http.StatusServiceUnavailable, "%d bytes of request bodies in flight, over the limit of %d (beyond its own %d, a request shares %d with the others): retry later",
 		s.budget.Used(), s.budget.Limit(), s.budget.Share(), s.budget.Pool())
 }
+
+// linger lets a client that declared a body too big to take read the
+// answer, as a web server's lingering close does: the answer is sent, then
+// up to lingerBytes of the body (of n declared) are read and dropped, for
+// at most lingerTime. Closed with the body's bytes unread, the connection
+// is reset by the kernel, and a client still sending its body often lost
+// the answer with it (TestBadRequests did, one run in 75). A client that
+// stops sending holds the connection lingerTime at most.
+func linger(rc *http.ResponseController, body io.Reader, n int64) {
+	if rc.Flush() != nil {
+		return
+	}
+	if rc.SetReadDeadline(time.Now().Add(lingerTime)) != nil {
+		return
+	}
+	_, _ = io.CopyN(io.Discard, body, min(n, lingerBytes))
+}
+
+// The bounds of linger: a body too big is read and dropped up to
+// lingerBytes, for lingerTime at most.
+const (
+	lingerBytes = 1 << 20
+	lingerTime  = time.Second
+)
 
 // longAgo is a read deadline that has passed.
 var longAgo = time.Unix(1, 0)
