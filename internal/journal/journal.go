@@ -289,8 +289,10 @@ func (j *Journal) Close() error {
 	return err
 }
 
-func isLog(name string) bool  { return strings.HasSuffix(name, ".log") && !strings.HasPrefix(name, ".") }
-func isTemp(name string) bool { return strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".log.tmp") }
+func isLog(name string) bool { return strings.HasSuffix(name, ".log") && !strings.HasPrefix(name, ".") }
+func isTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".log.tmp")
+}
 
 // logFile is a writer's journal file and the path it has now (the file
 // was opened under a temporary name).
