@@ -37,8 +37,9 @@ var LockTimeout = time.Minute
 
 // A Journal is the journal directory of one state, opened by one process.
 type Journal struct {
-	dir string
-	id  uint64
+	dir      string
+	id       uint64
+	readOnly bool
 
 	mu    sync.Mutex // one forget or replay of this process at a time (flock is per file, not per goroutine)
 	epf   *os.File
@@ -46,29 +47,56 @@ type Journal struct {
 }
 
 // Open opens the journal of the state directory stateDir, whose id
-// (StateID of its metadata) every file must name. Writable, it makes the
-// journal directory and the epoch file when they are missing; read-only
-// it makes nothing, and a state without a journal directory is an empty
-// journal.
+// (the state's creation time, say) every file must name. It makes
+// nothing: the journal directory and its epoch file are made by the first
+// writer (NewWriter) or forget. A read-only Journal can only count what is
+// Pending.
 func Open(stateDir string, id uint64, readOnly bool) (*Journal, error) {
-	j := &Journal{dir: filepath.Join(stateDir, Dir), id: id}
+	j := &Journal{dir: filepath.Join(stateDir, Dir), id: id, readOnly: readOnly}
 	if readOnly {
 		return j, nil
 	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, err := os.Lstat(filepath.Join(j.dir, EpochName)); errors.Is(err, fs.ErrNotExist) {
+		return j, nil
+	}
+	return j, j.ensureLocked()
+}
+
+// Make makes the journal directory and its epoch file now, as a state
+// being created does, so that its first writer adds nothing to the state
+// directory but a file in its journal.
+func (j *Journal) Make() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.ensureLocked()
+}
+
+// ensureLocked makes the journal directory and the epoch file when they
+// are missing, and maps the epoch file.
+func (j *Journal) ensureLocked() error {
+	if j.epf != nil {
+		return nil
+	}
+	if j.readOnly {
+		return fmt.Errorf("journal: %s: opened read-only", j.dir)
+	}
 	if err := os.Mkdir(j.dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("journal: %w", err)
+		return fmt.Errorf("journal: %w", err)
 	}
 	f, err := j.openEpoch()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	m, err := mmap.Map(f, mmap.RDWR, 0)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("journal: map %s: %w", f.Name(), err)
+		return fmt.Errorf("journal: map %s: %w", f.Name(), err)
 	}
 	j.epf, j.epoch = f, m
-	return j, nil
+	giveToOwner(filepath.Dir(j.dir), j.dir, f.Name())
+	return nil
 }
 
 // openEpoch opens the epoch file, making it first when it is missing: a
@@ -133,7 +161,8 @@ func (j *Journal) makeEpoch(path string) error {
 func (j *Journal) word(off int) *uint64 { return (*uint64)(unsafe.Pointer(&j.epoch[off])) }
 
 // Epoch is the forget epoch now: read it before deciding a batch, and
-// give it to Writer.Append with the batch's answers.
+// give it to Writer.Append with the batch's answers. Call it only once
+// NewWriter has returned (which maps the epoch file).
 func (j *Journal) Epoch() uint64 { return atomic.LoadUint64(j.word(offEpoch)) }
 
 // Forget runs forget, which clears URLs from the shards, in the order that
@@ -141,7 +170,7 @@ func (j *Journal) Epoch() uint64 { return atomic.LoadUint64(j.word(offEpoch)) }
 // forget, bump the epoch, syncShards, then record the epoch as done. A
 // frame of an older epoch is then never replayed.
 func (j *Journal) Forget(forget func() error, syncShards func() error) error {
-	return j.locked(func() error {
+	return j.locked(true, func() error {
 		if err := forget(); err != nil {
 			return err
 		}
@@ -157,10 +186,19 @@ func (j *Journal) Forget(forget func() error, syncShards func() error) error {
 	})
 }
 
-// locked runs fn holding the epoch file's lock.
-func (j *Journal) locked(fn func() error) error {
+// locked runs fn holding the epoch file's lock. Without create, a
+// journal without its directory runs nothing: there is nothing to replay.
+func (j *Journal) locked(create bool, fn func() error) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if !create {
+		if _, err := os.Lstat(j.dir); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+	}
+	if err := j.ensureLocked(); err != nil {
+		return err
+	}
 	if err := flockWait(j.epf, LockTimeout); err != nil {
 		return fmt.Errorf("journal: lock %s: %w", j.epf.Name(), err)
 	}
@@ -170,7 +208,8 @@ func (j *Journal) locked(fn func() error) error {
 
 // Replayed says what Replay did.
 type Replayed struct {
-	Files   int // journals of writers that were gone, replayed and removed
+	Writers int // writers that were gone, whose journals were replayed
+	Files   int // their files, replayed and removed
 	Frames  int // frames replayed
 	Sigs    int // signatures decided again
 	Skipped int // signatures of frames older than the last forget
@@ -184,8 +223,9 @@ type Replayed struct {
 // file stays.
 func (j *Journal) Replay(apply func([]signature.Signature) error, syncShards func() error, warn func(error)) (Replayed, error) {
 	var r Replayed
-	err := j.locked(func() error {
+	err := j.locked(false, func() error {
 		done := atomic.LoadUint64(j.word(offDone))
+		writers := map[string]bool{}
 		var gone []*os.File
 		defer func() {
 			for _, f := range gone {
@@ -227,6 +267,8 @@ func (j *Journal) Replay(apply func([]signature.Signature) error, syncShards fun
 				warn(fmt.Errorf("journal: %s: %w: %d bytes after offset %d dropped (never synced, so never promised)", path, ErrTorn, t.Torn, t.End))
 			}
 			r.Files++
+			writers[writerOf(name)] = true
+			r.Writers = len(writers)
 			r.Frames += t.Frames
 			r.Sigs += t.Sigs
 		}
@@ -238,7 +280,13 @@ func (j *Journal) Replay(apply func([]signature.Signature) error, syncShards fun
 		}
 		var errs []error
 		for _, f := range gone {
-			if err := os.Remove(f.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			err := os.Remove(f.Name())
+			switch {
+			case err == nil, errors.Is(err, fs.ErrNotExist):
+			case errors.Is(err, fs.ErrPermission) && warn != nil:
+				// Replayed again by the next open, which changes nothing.
+				warn(fmt.Errorf("journal: replayed %s but cannot remove it: %w", f.Name(), err))
+			default:
 				errs = append(errs, fmt.Errorf("journal: %w", err))
 			}
 		}
@@ -294,6 +342,16 @@ func isTemp(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".log.tmp")
 }
 
+// writerOf is the writer a journal file's name names: TIME-PID of
+// TIME-PID-N.log.
+func writerOf(name string) string {
+	name = strings.TrimSuffix(name, ".log")
+	if i := strings.LastIndexByte(name, '-'); i > 0 {
+		return name[:i]
+	}
+	return name
+}
+
 // logFile is a writer's journal file and the path it has now (the file
 // was opened under a temporary name).
 type logFile struct {
@@ -304,10 +362,10 @@ type logFile struct {
 // newFile makes a writer's journal file: opened and flocked under a
 // temporary name, its header written, then renamed and the directory
 // synced, so that no replayer ever sees it unlocked, and a crash keeps it.
-func (j *Journal) newFile() (*logFile, error) {
-	name := fmt.Sprintf("%d-%d.log", time.Now().UnixNano(), os.Getpid())
+func (j *Journal) newFile(base string, n int) (*logFile, error) {
+	name := fmt.Sprintf("%s-%d.log", base, n)
 	tmp := filepath.Join(j.dir, "."+name+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o666)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL|noFollow, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
@@ -331,10 +389,15 @@ func (j *Journal) newFile() (*logFile, error) {
 }
 
 // removeFile removes a writer's file and closes it (which drops its lock).
+// A process that may no longer remove it (it dropped privileges) empties
+// it instead: a journal of a header alone replays nothing.
 func (j *Journal) removeFile(f *logFile) error {
 	err := os.Remove(f.path)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		err = nil
+	case errors.Is(err, fs.ErrPermission):
+		err = empty(f)
 	}
 	return errors.Join(err, f.Close())
 }

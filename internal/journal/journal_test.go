@@ -79,8 +79,8 @@ func TestReplayGoneWriters(t *testing.T) {
 	if err := gone.Close(false); err != nil { // as if killed after a flush
 		t.Fatal(err)
 	}
-	if n := len(logs(t, dir)); n != 2 {
-		t.Fatalf("%d journal files, want 2", n)
+	if n := len(logs(t, dir)); n != 4 {
+		t.Fatalf("%d journal files, want 4 (two a writer)", n)
 	}
 	ro, err := Open(dir, testID, true)
 	if err != nil {
@@ -94,11 +94,11 @@ func TestReplayGoneWriters(t *testing.T) {
 	if want := sigsOf(10, 11, 12); !slices.Equal(got, want) {
 		t.Fatalf("replayed %v, want %v (the live writer's journal is its own)", got, want)
 	}
-	if r.Files != 1 || r.Sigs != 3 || len(warns) != 0 {
+	if r.Writers != 1 || r.Files != 2 || r.Sigs != 3 || len(warns) != 0 {
 		t.Fatalf("Replayed %+v, warnings %v", r, warns)
 	}
-	if n := len(logs(t, dir)); n != 1 {
-		t.Fatalf("%d journal files after the replay, want the live one", n)
+	if n := len(logs(t, dir)); n != 2 {
+		t.Fatalf("%d journal files after the replay, want the live writer's two", n)
 	}
 	if n, _ := ro.Pending(); n != 0 {
 		t.Fatalf("Pending after replay = %d", n)
@@ -140,6 +140,11 @@ func TestForgetSkipsOlderFrames(t *testing.T) {
 
 func TestForgetErrorKeepsEpoch(t *testing.T) {
 	j := open(t, t.TempDir())
+	w, err := j.NewWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(true)
 	e := j.Epoch()
 	boom := errors.New("boom")
 	if err := j.Forget(func() error { return boom }, func() error { return nil }); !errors.Is(err, boom) {
@@ -150,35 +155,67 @@ func TestForgetErrorKeepsEpoch(t *testing.T) {
 	}
 }
 
-func TestCheckpointRemovesOldFile(t *testing.T) {
+// TestCheckpoint: a checkpoint whose shard sync fails keeps every frame;
+// one that succeeds empties the file it left; a writer never makes a file
+// after NewWriter (serve drops privileges after it).
+func TestCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	j := open(t, dir)
 	w, err := j.NewWriter()
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Append(j.Epoch(), sigsOf(1), make([]bool, 1))
-	before := logs(t, dir)
+	files := logs(t, dir)
+	add := func(v uint64) { w.Append(j.Epoch(), sigsOf(v), make([]bool, 1)) }
+	ok := func() error { return nil }
+	add(1)
 	if err := w.Checkpoint(func() error { return errors.New("disk gone") }); err == nil {
 		t.Fatal("Checkpoint with a failing shard sync returned nil")
 	}
-	if n := len(logs(t, dir)); n != 2 {
-		t.Fatalf("after a failed checkpoint: %d files, want the old kept and a new one", n)
-	}
-	w.Append(j.Epoch(), sigsOf(2), make([]bool, 1))
-	if err := w.Checkpoint(func() error { return nil }); err != nil {
+	add(2)
+	if err := w.Checkpoint(ok); err != nil { // empties the file holding 1
 		t.Fatal(err)
 	}
-	after := logs(t, dir)
-	if len(after) != 1 || slices.Contains(before, after[0]) {
-		t.Fatalf("after a checkpoint: files %v (before %v), want one new", after, before)
+	add(3)
+	if err := w.Checkpoint(ok); err != nil { // moves on, empties the one holding 2, 3
+		t.Fatal(err)
+	}
+	add(4)
+	if got := logs(t, dir); !slices.Equal(got, files) {
+		t.Fatalf("files %v, then %v: a checkpoint made or removed one", files, got)
 	}
 	if err := w.Close(false); err != nil {
 		t.Fatal(err)
 	}
 	got, _, _ := replayAll(t, j)
-	if len(got) != 0 {
-		t.Fatalf("replayed %v after a checkpoint covered everything", got)
+	if want := sigsOf(4); !slices.Equal(got, want) {
+		t.Fatalf("replayed %v, want %v: what checkpoints covered is gone, the rest stays", got, want)
+	}
+}
+
+// TestCheckpointFailureKeepsFrames: every frame appended before a
+// checkpoint whose shard sync failed is replayed.
+func TestCheckpointFailureKeepsFrames(t *testing.T) {
+	dir := t.TempDir()
+	j := open(t, dir)
+	w, err := j.NewWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fail := func() error { return errors.New("disk gone") }
+	for v := uint64(1); v <= 3; v++ {
+		w.Append(j.Epoch(), sigsOf(v), make([]bool, 1))
+		if err := w.Checkpoint(fail); err == nil {
+			t.Fatal("Checkpoint with a failing shard sync returned nil")
+		}
+	}
+	if err := w.Close(false); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := replayAll(t, j)
+	slices.Sort(got)
+	if want := sigsOf(1, 2, 3); !slices.Equal(got, want) {
+		t.Fatalf("replayed %v, want %v", got, want)
 	}
 }
 
@@ -244,6 +281,11 @@ func TestOpenRefuses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			w, err := j.NewWriter() // makes the epoch file
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Close(true)
 			j.Close()
 			b, err := os.ReadFile(filepath.Join(d, Dir, EpochName))
 			if err != nil {

@@ -74,3 +74,22 @@ func tryLock(path string, exclusive bool) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// giveToOwner gives paths to the owner of the state directory when this
+// process is root and they are not the owner's: the journal directory and
+// the epoch file that root's filter or forget made must stay usable by the
+// user serve runs as (who makes its journal files in the directory and
+// maps the epoch file for writing). Best effort: a failure shows later, as
+// that user's open error.
+func giveToOwner(stateDir string, paths ...string) {
+	if os.Geteuid() != 0 {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Stat(stateDir, &st) != nil || st.Uid == 0 {
+		return
+	}
+	for _, p := range paths {
+		unix.Lchown(p, int(st.Uid), int(st.Gid))
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
+	"time"
 
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
@@ -15,29 +17,45 @@ import (
 const bufferCap = 1 << 20
 
 // A Writer is one process's journal: the signatures it answered new, in
-// frames, appended in memory and written by Sync. It is safe for
-// concurrent use.
+// frames, appended in memory and written by Sync. It keeps two files, made
+// by NewWriter, and writes to one at a time: a checkpoint moves to the
+// other and empties the first once the shards are synced, so that a
+// process that drops privileges after NewWriter (serve --user) never needs
+// to make or remove a file. It is safe for concurrent use.
 type Writer struct {
 	j *Journal
 
-	mu      sync.Mutex
-	f       *logFile // the current file, flocked
-	size    int64    // bytes written to f
-	buf     []byte   // frames not yet written; the last may be open
-	open    int      // offset in buf of the open frame, -1 when none
-	epoch   uint64   // the open frame's epoch
-	err     error    // a write that failed since the last checkpoint
-	lost    bool     // frames dropped after a failed write: only a checkpoint covers them
-	retired []*logFile
+	mu    sync.Mutex
+	files [2]*logFile // flocked, opened for appending
+	clean [2]bool     // the file holds its header alone
+	cur   int         // the file written to
+	size  int64       // bytes written to the current file
+	buf   []byte      // frames not yet written; the last may be open
+	open  int         // offset in buf of the open frame, -1 when none
+	epoch uint64      // the open frame's epoch
+	err   error       // a write that failed to the current file
+	lost  bool        // frames dropped after a failed write: only a checkpoint covers them
 }
 
-// NewWriter starts this process's journal file.
+// NewWriter starts this process's journal files.
 func (j *Journal) NewWriter() (*Writer, error) {
-	f, err := j.newFile()
+	j.mu.Lock()
+	err := j.ensureLocked()
+	j.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{j: j, f: f, size: HeaderSize, buf: make([]byte, 0, bufferCap), open: -1}, nil
+	w := &Writer{j: j, size: HeaderSize, buf: make([]byte, 0, bufferCap), open: -1, clean: [2]bool{true, true}}
+	base := fmt.Sprintf("%d-%d", time.Now().UnixNano(), os.Getpid())
+	for i := range w.files {
+		if w.files[i], err = j.newFile(base, i); err != nil {
+			if i == 1 {
+				j.removeFile(w.files[0])
+			}
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 // Append records the signatures of sigs answered new (seen[i] false),
@@ -90,10 +108,12 @@ func (w *Writer) writeLocked() {
 		return
 	}
 	if w.err == nil {
-		n, err := w.f.Write(w.buf)
+		f := w.files[w.cur]
+		w.clean[w.cur] = false
+		n, err := f.Write(w.buf)
 		w.size += int64(n)
 		if err != nil {
-			w.err = fmt.Errorf("journal: write %s: %w", w.f.path, err)
+			w.err = fmt.Errorf("journal: write %s: %w", f.path, err)
 		}
 	}
 	if w.err != nil {
@@ -108,7 +128,7 @@ func (w *Writer) writeLocked() {
 func (w *Writer) Sync() error {
 	w.mu.Lock()
 	w.writeLocked()
-	err, f := w.err, w.f
+	err, f := w.err, w.files[w.cur]
 	w.mu.Unlock()
 	if err != nil {
 		return err
@@ -117,7 +137,7 @@ func (w *Writer) Sync() error {
 		// After a failed fdatasync the kernel may have dropped the
 		// pages it could not write: the file cannot be trusted.
 		w.mu.Lock()
-		if w.f == f && w.err == nil {
+		if w.files[w.cur] == f && w.err == nil {
 			w.err = fmt.Errorf("journal: sync %s: %w", f.path, err)
 			w.lost = true
 		}
@@ -144,65 +164,86 @@ func (w *Writer) Size() int64 {
 }
 
 // Checkpoint makes the journal's decisions the shards' own: it writes and
-// syncs the current file, moves on to a new one, calls syncShards (msync
-// of every shard), and then removes the old file. Every decision appended
-// before it is then on disk in the shards. When syncShards fails, the old
-// file is kept (and replayed if this process dies) and the error returned.
+// syncs the current file, moves on to the other (when that one is empty),
+// calls syncShards (msync of every shard), and then empties the file it
+// left. Every decision appended before it is then on disk in the shards.
+// When syncShards fails, the file is kept as it is (and replayed if this
+// process dies), and the error returned.
 func (w *Writer) Checkpoint(syncShards func() error) error {
-	nf, err := w.j.newFile()
-	if err != nil {
-		return err
-	}
 	w.mu.Lock()
 	w.writeLocked()
-	old, werr := w.f, w.err
-	w.f, w.size, w.err = nf, HeaderSize, nil
-	lost := w.lost
-	w.lost = false
+	old, werr, lost := w.cur, w.err, w.lost
+	switched := w.clean[1-w.cur]
+	if switched {
+		w.cur, w.size, w.err, w.lost = 1-w.cur, HeaderSize, nil, false
+	}
 	w.mu.Unlock()
 	if werr == nil {
-		werr = fdatasync(old.File)
+		werr = fdatasync(w.files[old].File)
 	}
 	if err := syncShards(); err != nil {
-		w.mu.Lock()
-		w.retired = append(w.retired, old)
-		if lost || werr != nil { // only a checkpoint covers those: ask for another
+		if switched && (lost || werr != nil) { // only a checkpoint covers those: ask for another
+			w.mu.Lock()
 			w.lost, w.err = true, fmt.Errorf("journal: checkpoint: %w", err)
+			w.mu.Unlock()
 		}
-		w.mu.Unlock()
 		return fmt.Errorf("journal: checkpoint: %w", err)
 	}
 	w.mu.Lock()
-	retired := append(w.retired, old)
-	w.retired = nil
-	w.mu.Unlock()
+	defer w.mu.Unlock()
 	var errs []error
-	for _, f := range retired {
-		errs = append(errs, w.j.removeFile(f))
+	for i, f := range w.files {
+		if i != w.cur && !w.clean[i] {
+			if err := empty(f); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			w.clean[i] = true
+		}
+	}
+	if !switched && w.err != nil && w.clean[1-w.cur] {
+		// Everything to the broken file was appended before the sync:
+		// the next checkpoint moves on from it.
+		w.lost = true
 	}
 	return errors.Join(errs...)
 }
 
-// Close writes and syncs what was appended and closes the file. With
+// empty truncates a journal file to its header and syncs it, before
+// anything is appended to it again.
+func empty(f *logFile) error {
+	if err := f.Truncate(HeaderSize); err != nil {
+		return fmt.Errorf("journal: empty %s: %w", f.path, err)
+	}
+	if err := fdatasync(f.File); err != nil {
+		return fmt.Errorf("journal: empty %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// Close writes and syncs what was appended and closes the files. With
 // remove (the caller has synced the shards since its last Append) the
-// files are removed; otherwise they stay, for the next writable open to
-// replay.
+// files are removed, or emptied when the process may no longer remove
+// them (it dropped privileges); otherwise they stay, for the next
+// writable open to replay.
 func (w *Writer) Close(remove bool) error {
 	err := w.Sync()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	files := append(w.retired, w.f)
-	w.retired, w.f = nil, nil
 	var errs []error
 	if !remove {
 		errs = append(errs, err)
 	}
-	for _, f := range files {
+	for i, f := range w.files {
+		if f == nil {
+			continue
+		}
 		if remove {
 			errs = append(errs, w.j.removeFile(f))
 		} else {
 			errs = append(errs, f.Close())
 		}
+		w.files[i] = nil
 	}
 	return errors.Join(errs...)
 }
