@@ -105,7 +105,12 @@ func (d *Dir) flushLoop(every time.Duration) {
 			d.mu.Lock()
 			if !d.closed {
 				start := time.Now()
-				err := d.syncLocked()
+				var err error
+				if fn := d.flusher.Load(); fn != nil {
+					err = (*fn)(d.syncLocked)
+				} else {
+					err = d.syncLocked()
+				}
 				d.statsMu.Lock()
 				f := &d.flush
 				f.Flushes++
@@ -122,6 +127,13 @@ func (d *Dir) flushLoop(every time.Duration) {
 		}
 	}
 }
+
+// SetFlush makes each background flush (Options.FlushInterval) call fn
+// instead of syncing every shard, and count its error as the flush's. fn
+// is given the sync of every shard, to call when it chooses (a journal's
+// checkpoint, package journal). It runs holding the Dir's lock: it must not
+// call Sync or Close.
+func (d *Dir) SetFlush(fn func(syncShards func() error) error) { d.flusher.Store(&fn) }
 
 // FlushStats describes the background flushes of a Dir opened with a
 // FlushInterval: what an operator needs to know that what was decided

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mmap "github.com/edsrzf/mmap-go"
@@ -40,6 +41,8 @@ type Dir struct {
 
 	statsMu sync.Mutex // guards flush alone, so that reading it never waits for a flush
 	flush   FlushStats // the background flushes so far
+
+	flusher atomic.Pointer[func(syncShards func() error) error] // SetFlush's
 }
 
 // Open opens the state in dir, creating it first if opts.Create is set and
