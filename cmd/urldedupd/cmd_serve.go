@@ -35,6 +35,7 @@ type serveOptions struct {
 	token       string
 	user        string
 	flush       time.Duration
+	checkpoint  time.Duration
 	maxBatch    int
 	reassemblyFlags
 	logFormat   string
@@ -65,7 +66,8 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow --listen on a non-loopback address (needs --token)")
 	fs.StringVar(&o.token, "token", "", "bearer token the API requires (best set as $URLDEDUPD_TOKEN)")
 	fs.StringVar(&o.user, "user", "", "switch to this user after opening the capture sockets and listeners; the socket is given to it and its group")
-	fs.DurationVar(&o.flush, "flush-interval", time.Second, "sync the state to disk this often (what a power loss can take)")
+	fs.DurationVar(&o.flush, "flush-interval", time.Second, "sync the state to disk this often (what a power loss can take): the journal of the URLs answered new, or the shards at a checkpoint")
+	fs.DurationVar(&o.checkpoint, "checkpoint-interval", state.DefaultCheckpoint, "sync the shards themselves this often (or when the journal reaches 64 MiB); 0: keep no journal and sync the shards at every flush (windowed layouts always do)")
 	fs.IntVar(&o.maxBatch, "max-batch", api.DefaultMaxBatch, "most URLs in one API batch")
 	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", api.DefaultMaxInflightBytes, "bytes of API request bodies held at once, 40 more per URL of a batch (beyond: 503 with Retry-After); a fifth is kept in equal shares, one per --max-conns connection, for each request's first bytes; one body is at most the other 4/5")
 	fs.DurationVar(&o.bodyTimeout, "body-timeout", api.DefaultBodyTimeout, "time for a client to send a request body (beyond: 408, connection closed)")
@@ -213,7 +215,14 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions) (err error
 		// sources and the API open: said, so the wait is not a mystery.
 		log.Info("creating state", "dir", g.dir)
 	}
-	st, err := openState(ctx, g, state.Options{Create: true, Local: shardfile.Options{FlushInterval: o.flush, Populate: true}})
+	if o.checkpoint < 0 {
+		return usageError(fmt.Errorf("--checkpoint-interval %v: want 0 (no journal) or more", o.checkpoint))
+	}
+	checkpoint := o.checkpoint
+	if checkpoint == 0 {
+		checkpoint = -1 // state.Options: negative keeps no journal
+	}
+	st, err := openState(ctx, g, state.Options{Create: true, Checkpoint: checkpoint, Local: shardfile.Options{FlushInterval: o.flush, Populate: true}})
 	if err != nil {
 		return err
 	}

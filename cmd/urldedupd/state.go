@@ -49,7 +49,14 @@ func openState(ctx context.Context, g *globalOptions, opts state.Options) (*stat
 	if err != nil && g.backend == "" && errors.Is(err, fs.ErrPermission) && !opts.ReadOnly {
 		err = fmt.Errorf("%w (state %s is not writable by this user; commands that only read, like check and stats, can use it)", err, g.dir)
 	}
-	return st, err
+	if err != nil {
+		return nil, err
+	}
+	if r := st.Replayed(); r.Sigs+r.Skipped > 0 {
+		fmt.Fprintf(os.Stderr, "urldedupd: state %s: replayed the journals of %d processes that stopped: %d URLs decided again, %d older than a forget skipped\n",
+			st, r.Writers, r.Sigs, r.Skipped)
+	}
+	return st, nil
 }
 
 // backendForms names the addresses --backend takes.

@@ -46,7 +46,7 @@ func (r *flushReport) report(dir string, f shardfile.FlushStats, log *slog.Logge
 		r.failures, r.failing = f.Failures, false
 	}
 	if f.Err == nil && f.Last > f.Interval && now.Sub(r.slowLog) >= flushReportEvery {
-		log.Warn("state: a flush took longer than --flush-interval: a power loss can take more than that interval (docs/operations.md, \"What a flush writes\")",
+		log.Warn("state: a flush took longer than --flush-interval: a power loss can take more than that interval (docs/operations.md, \"The journal: what a flush writes\")",
 			"dir", dir, "took", f.Last.Round(time.Millisecond).String(), "interval", f.Interval.String())
 		r.slowLog = now
 	}
@@ -63,7 +63,7 @@ func (c *collector) collectFlush(w *metrics.Writer) {
 	if f.Interval <= 0 {
 		return
 	}
-	w.Family("urldedupd_state_flushes_total", metrics.Counter, "Background flushes of the state (msync of every shard) by result: ok, error.")
+	w.Family("urldedupd_state_flushes_total", metrics.Counter, "Background flushes of the state (its journal written and synced, or every shard synced at a checkpoint) by result: ok, error.")
 	w.Sample("urldedupd_state_flushes_total", float64(f.Flushes-f.Failures), "result", "ok")
 	w.Sample("urldedupd_state_flushes_total", float64(f.Failures), "result", "error")
 	w.Family("urldedupd_state_flush_duration_seconds", metrics.Gauge, "How long the last background flush took.")

@@ -12,6 +12,7 @@ import (
 	_ "github.com/urldedupd/urldedupd/internal/bitmapwindow"
 	_ "github.com/urldedupd/urldedupd/internal/bloomlayout"
 	"github.com/urldedupd/urldedupd/internal/format"
+	"github.com/urldedupd/urldedupd/internal/journal"
 	_ "github.com/urldedupd/urldedupd/internal/keyed"
 	_ "github.com/urldedupd/urldedupd/internal/keyedwindow"
 	"github.com/urldedupd/urldedupd/internal/layout"
@@ -55,6 +56,13 @@ type Options struct {
 	Local shardfile.Options
 	// Remote configures a state in Redis; it is ignored for a directory.
 	Remote RemoteOptions
+	// Checkpoint is how often a directory opened with a flush interval
+	// (Local.FlushInterval) syncs its shards: between checkpoints each
+	// flush writes and syncs only a journal of the URLs answered new
+	// (package journal), which a writable open replays after a crash.
+	// Zero is DefaultCheckpoint; negative keeps no journal, and every
+	// flush then syncs the shards. The windowed layouts keep no journal.
+	Checkpoint time.Duration
 	// Clock, when set, replaces time.Now for the windowed layouts, which
 	// count generations by it: tests cross generations in milliseconds.
 	// Every process sharing a state must agree on the time.
@@ -93,6 +101,11 @@ type State struct {
 	meta     format.Meta
 	where    string
 	inFlight int
+
+	journal     *journal.Journal // a writable directory's, but for the windowed layouts
+	writer      *journal.Writer  // this process's, when it flushes
+	replayed    journal.Replayed
+	noCloseSync bool
 }
 
 // RemoteForms are the prefixes of a Redis address: a where that starts
@@ -124,9 +137,14 @@ func Open(ctx context.Context, where string, opts *Options) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &State{dir: d, meta: d.Meta(), where: where, key: d.Key()}
+	s := &State{dir: d, meta: d.Meta(), where: where, key: d.Key(), noCloseSync: opts.Local.NoCloseSync}
 	s.meta.Key = nil // the key file's key is s.key; Meta() never carries one
 	if s.decider, err = s.open(d, opts.Clock); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if err := s.openJournal(opts); err != nil {
+		s.local.Close()
 		d.Close()
 		return nil, err
 	}
@@ -259,7 +277,14 @@ func (s *State) Forget(ctx context.Context, sigs []signature.Signature, was []bo
 		return fmt.Errorf("state: %s: %w: layout %s keeps a URL in bits other URLs share, so clearing them would forget those URLs too (only keyed and keyed-window states can forget)",
 			s, ErrNoForget, s.meta.Spec.Layout.Name())
 	}
-	if err := f.Forget(ctx, sigs, was); err != nil {
+	forget := func() error { return f.Forget(ctx, sigs, was) }
+	var err error
+	if s.redis == nil && s.journal != nil && len(sigs) > 0 {
+		err = s.journal.Forget(forget, s.dir.Sync)
+	} else {
+		err = forget()
+	}
+	if err != nil {
 		return err
 	}
 	if s.redis != nil && s.local != nil { // a local cache would still answer duplicate
@@ -336,10 +361,14 @@ func (s *State) Assumed() uint64 {
 	return s.redis.Assumed()
 }
 
-// Sync puts a directory (or a local cache) on disk; Redis keeps its own.
+// Sync puts a directory (or a local cache) on disk: its journal, when it
+// keeps one, else its shards. Redis keeps its own.
 func (s *State) Sync() error {
-	if s.dir == nil {
+	switch {
+	case s.dir == nil:
 		return nil
+	case s.writer != nil:
+		return s.writer.Sync()
 	}
 	return s.dir.Sync()
 }
@@ -354,7 +383,8 @@ func (s *State) Close() error {
 		err = errors.Join(err, s.local.Close())
 	}
 	if s.dir != nil {
-		err = errors.Join(err, s.dir.Close())
+		derr := s.dir.Close()
+		err = errors.Join(err, derr, s.closeJournal(derr))
 	}
 	return err
 }
