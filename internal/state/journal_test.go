@@ -146,7 +146,7 @@ func BenchmarkDecideFlushed(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				dir := filepath.Join(b.TempDir(), "s")
 				st, err := state.Open(context.Background(), dir, &state.Options{Create: true, Checkpoint: cp,
-					Spec: &format.Spec{Layout: format.Keyed, Algorithm: signature.SipHash, Mode: signature.Safe},
+					Spec:  &format.Spec{Layout: format.Keyed, Algorithm: signature.SipHash, Mode: signature.Safe},
 					Local: shardfile.Options{FlushInterval: 100 * time.Millisecond}})
 				if err != nil {
 					b.Fatal(err)
