@@ -3,10 +3,14 @@ package state
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/urldedupd/urldedupd/internal/journal"
 	"github.com/urldedupd/urldedupd/internal/layout"
+	"github.com/urldedupd/urldedupd/internal/shardfile"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
@@ -68,8 +72,18 @@ func journals(l layout.Layout) bool {
 	return !clocked
 }
 
-// journalID is the id a state's journal files carry: its creation time.
-func journalID(s *State) uint64 { return uint64(s.meta.Created.UnixNano()) }
+// journalID is the id a state's journal files carry: a hash of its
+// metadata file, the same bytes for every process, which names the state
+// (its creation time, layout, sizes and key id).
+func journalID(d *shardfile.Dir) (uint64, error) {
+	b, err := os.ReadFile(filepath.Join(d.Path(), shardfile.MetaName))
+	if err != nil {
+		return 0, fmt.Errorf("state: %w", err)
+	}
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64(), nil
+}
 
 // openJournal opens the journal of a state directory just opened: a
 // read-only open warns about journals not yet replayed; a writable one
@@ -81,15 +95,19 @@ func (s *State) openJournal(opts *Options) error {
 		return nil
 	}
 	warn := opts.Local.Warn
+	id, err := journalID(d)
+	if err != nil {
+		return err
+	}
 	if d.ReadOnly() {
-		j, _ := journal.Open(d.Path(), journalID(s), true)
+		j, _ := journal.Open(d.Path(), id, true)
 		n, err := j.Pending()
 		if err == nil && n > 0 && warn != nil {
 			warn(fmt.Errorf("state: %s: %w: %d journals of processes that stopped; if the machine lost power since, URLs they answered new may answer new again until a writable open replays them", d.Path(), journal.ErrUnreplayed, n))
 		}
 		return nil
 	}
-	j, err := journal.Open(d.Path(), journalID(s), false)
+	j, err := journal.Open(d.Path(), id, false)
 	if err == nil && d.Created() {
 		err = j.Make() // part of a new state: a writer then only adds its file
 	}
