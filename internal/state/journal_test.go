@@ -145,8 +145,11 @@ func BenchmarkDecideFlushed(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				dir := filepath.Join(b.TempDir(), "s")
-				st, err := state.Open(context.Background(), dir, &state.Options{Create: true, Checkpoint: cp,
-					Spec:  &format.Spec{Layout: format.Keyed, Algorithm: signature.SipHash, Mode: signature.Safe},
+				m, err := state.Init{Spec: format.Spec{Layout: format.Keyed, Algorithm: signature.SipHash, Mode: signature.Safe}}.Meta(time.Now())
+				if err != nil {
+					b.Fatal(err)
+				}
+				st, err := state.Open(context.Background(), dir, &state.Options{Create: true, New: &m, Checkpoint: cp,
 					Local: shardfile.Options{FlushInterval: 100 * time.Millisecond}})
 				if err != nil {
 					b.Fatal(err)
