@@ -76,4 +76,23 @@ func (c *collector) collectFlush(w *metrics.Writer) {
 	}
 	w.Family("urldedupd_state_last_flush_success_timestamp_seconds", metrics.Gauge, "When the last successful flush began (Unix time; 0 before the first): every URL decided before it is on disk.")
 	w.Sample("urldedupd_state_last_flush_success_timestamp_seconds", ok)
+	c.collectJournal(w)
+}
+
+// collectJournal exports the journal's figures, for a state flushed
+// through one.
+func (c *collector) collectJournal(w *metrics.Writer) {
+	j, ok := c.d.state.JournalStats()
+	if !ok {
+		return
+	}
+	w.Family("urldedupd_state_journal_bytes", metrics.Gauge, "Bytes of serve's journal since its last checkpoint: what a replay after a crash would read (8 bytes a URL answered new).")
+	w.Sample("urldedupd_state_journal_bytes", float64(j.Bytes))
+	w.Family("urldedupd_state_checkpoints_total", metrics.Counter, "Checkpoints of the journal (every shard synced, the journal emptied) by result: ok, error.")
+	w.Sample("urldedupd_state_checkpoints_total", float64(j.Checkpoints-j.Failures), "result", "ok")
+	w.Sample("urldedupd_state_checkpoints_total", float64(j.Failures), "result", "error")
+	w.Family("urldedupd_state_checkpoint_interval_seconds", metrics.Gauge, "The configured checkpoint interval (--checkpoint-interval).")
+	w.Sample("urldedupd_state_checkpoint_interval_seconds", j.Interval.Seconds())
+	w.Family("urldedupd_state_last_checkpoint_success_timestamp_seconds", metrics.Gauge, "When the last successful checkpoint began, or serve opened the state (Unix time): every URL decided before it is in the shards on disk.")
+	w.Sample("urldedupd_state_last_checkpoint_success_timestamp_seconds", float64(j.LastOK.UnixNano())/1e9)
 }

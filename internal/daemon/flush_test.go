@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/urldedupd/urldedupd/internal/shardfile"
+	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
 )
 
@@ -69,10 +70,32 @@ func TestMetricsFlush(t *testing.T) {
 	if v := value("urldedupd_state_last_flush_success_timestamp_seconds"); v < float64(started.Unix())-1 || v > float64(time.Now().Unix())+1 {
 		t.Errorf("last good flush at %v, want between %v and now", v, started.Unix())
 	}
+	if v := value(`urldedupd_state_checkpoints_total{result="ok"}`); v != 0 {
+		t.Errorf("checkpoints = %v before the first interval", v)
+	}
+	if v := value("urldedupd_state_checkpoint_interval_seconds"); v != state.DefaultCheckpoint.Seconds() {
+		t.Errorf("checkpoint interval = %v", v)
+	}
+	if v := value("urldedupd_state_last_checkpoint_success_timestamp_seconds"); v < float64(started.Unix())-60 || v > float64(time.Now().Unix())+1 {
+		t.Errorf("last checkpoint at %v, want the open's time", v)
+	}
+	js, _ := st.JournalStats()
+	sigs, seen := []signature.Signature{1, 2, 3}, make([]bool, 3)
+	if err := st.Decide(context.Background(), sigs, seen, false); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if _, err := d.metrics.reg.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	out = b.String()
+	if v := value("urldedupd_state_journal_bytes"); v < float64(js.Bytes+3*8) {
+		t.Errorf("journal bytes = %v after 3 URLs, was %d", v, js.Bytes)
+	}
 	promtoolCheck(t, out)
 
 	plain, _ := scrape(t) // a state without a background flush
-	if strings.Contains(plain, "urldedupd_state_flush") {
+	if strings.Contains(plain, "urldedupd_state_flush") || strings.Contains(plain, "urldedupd_state_journal") {
 		t.Errorf("flush metrics for a state not flushed in the background:\n%s", plain)
 	}
 }

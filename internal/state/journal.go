@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/urldedupd/urldedupd/internal/journal"
@@ -33,6 +34,41 @@ type journaled struct {
 	w      *journal.Writer
 	every  time.Duration
 	lastCP time.Time // when the last checkpoint succeeded; only the flush goroutine uses it
+
+	mu    sync.Mutex
+	stats JournalStats // the checkpoints' figures
+}
+
+// JournalStats describes the journal of a state flushed in the
+// background: what an operator needs to see that checkpoints happen, and
+// how much a crash would leave to replay.
+type JournalStats struct {
+	Interval time.Duration // Options.Checkpoint
+	// Bytes is this process's journal file now: what a replay would read
+	// if it died (8 bytes a URL, and a little framing).
+	Bytes       int64
+	Checkpoints uint64 // checkpoints done, failed ones included
+	Failures    uint64 // checkpoints whose shard sync failed
+	Last        time.Duration
+	// LastOK is when the last successful checkpoint began: every URL
+	// decided before it is in the shards on disk. The time of the open
+	// until the first.
+	LastOK time.Time
+}
+
+// JournalStats returns the journal's figures, and false for a state that
+// keeps none (a flush interval of zero, Options.Checkpoint negative, a
+// windowed layout, Redis).
+func (s *State) JournalStats() (JournalStats, bool) {
+	jd, ok := s.decider.(*journaled)
+	if !ok {
+		return JournalStats{}, false
+	}
+	jd.mu.Lock()
+	st := jd.stats
+	jd.mu.Unlock()
+	st.Bytes = jd.w.Size()
+	return st, true
 }
 
 // Decide decides as the layout does, then appends the new answers to the
@@ -57,7 +93,17 @@ func (d *journaled) flush(syncShards func() error) error {
 	if now.Sub(d.lastCP) < d.every && d.w.Size() < CheckpointBytes && !d.w.Broken() {
 		return d.w.Sync()
 	}
-	if err := d.w.Checkpoint(syncShards); err != nil {
+	err := d.w.Checkpoint(syncShards)
+	d.mu.Lock()
+	d.stats.Checkpoints++
+	d.stats.Last = time.Since(now)
+	if err != nil {
+		d.stats.Failures++
+	} else {
+		d.stats.LastOK = now
+	}
+	d.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	d.lastCP = now
@@ -140,7 +186,8 @@ func (s *State) openJournal(opts *Options) error {
 	if every == 0 {
 		every = DefaultCheckpoint
 	}
-	jd := &journaled{local: s.local, j: j, w: w, every: every, lastCP: time.Now()}
+	now := time.Now()
+	jd := &journaled{local: s.local, j: j, w: w, every: every, lastCP: now, stats: JournalStats{Interval: every, LastOK: now}}
 	s.writer, s.decider = w, jd
 	d.SetFlush(jd.flush)
 	return nil
