@@ -9,8 +9,8 @@
 #   3. BF.MADD of 100 URLs a command: URLs a second;
 #   3b. single commands and BF.MADD with serve's --resp-goroutines: a
 #      goroutine for each connection instead of the event loop;
-#   4. the same rows again with serve's --flush-interval 0: no msync
-#      every second, only the kernel's writeback (a power loss can take
+#   4. the same rows again with serve's --flush-interval 0: no journal
+#      and no msync, only the kernel's writeback (a power loss can take
 #      the last 30 s; a process crash, even kill -9, takes nothing), the
 #      nearest to the redis-server measured here, which persists nothing;
 #      at millions of random URLs a second every page of the state is
@@ -19,6 +19,9 @@
 #   4b. single commands and BF.MADD with --flush-interval 0 and
 #      --resp-loops NPROC: an event loop a processor, which decides big
 #      batches on every processor;
+#   4c. single commands and -P 64 with serve's --checkpoint-interval 0:
+#      no journal, every 1 s flush syncs (msync) the shards themselves,
+#      as serve did before its journal;
 #   5. single commands with the client pinned to one core and the server
 #      to the other (taskset), for both servers: on two cores, where
 #      client and server share the machine, how the kernel places
@@ -99,6 +102,10 @@ for r in $(seq 1 "$rounds"); do
   start_serve env -- --resp-goroutines
   echo "$r single-goroutines urldedupd $(rps -p "$UPORT" -c 50 -n "$n" -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
   echo "$r madd100-goroutines urldedupd $(rps -p "$UPORT" -c 50 -n "$((n / 20))" -P 4 -r 100000000 "${madd[@]}")" >> "$raw"
+  stop_serve
+  start_serve env -- --checkpoint-interval 0
+  echo "$r single-msync urldedupd $(rps -p "$UPORT" -c 50 -n "$n" -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
+  echo "$r pipe64-msync urldedupd $(rps -p "$UPORT" -c 50 -n "$((n * 4))" -P 64 -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
   stop_serve
   start_serve env -- --flush-interval 0
   echo "$r single-noflush urldedupd $(rps -p "$UPORT" -c 50 -n "$n" -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
@@ -194,6 +201,8 @@ m = [v * 100 for v in col('madd100-loops-noflush', 'urldedupd')]
 print(f"| `BF.MADD` of 100 URLs, `-P 4`, serve `--flush-interval 0 --resp-loops NPROC` (URLs/s) | {f(m)} | — | |")
 print(f"| single commands; redis-server `--appendfsync everysec` (both lose at most about a second to a power loss) | {f(col('single','urldedupd'))} | {f(col('single-aof','redis'))} | {ratio_to('single','single-aof'):.2f}× |")
 print(f"| `-P 64`; redis-server `--appendfsync everysec` | {f(col('pipe64','urldedupd'))} | {f(col('pipe64-aof','redis'))} | {ratio_to('pipe64','pipe64-aof'):.2f}× |")
+print(f"| single commands, serve `--checkpoint-interval 0` (no journal: every 1 s flush syncs the shards); redis-server `everysec` | {f(col('single-msync','urldedupd'))} | {f(col('single-aof','redis'))} | {ratio_to('single-msync','single-aof'):.2f}× |")
+print(f"| `-P 64`, serve `--checkpoint-interval 0`; redis-server `everysec` | {f(col('pipe64-msync','urldedupd'))} | {f(col('pipe64-aof','redis'))} | {ratio_to('pipe64-msync','pipe64-aof'):.2f}× |")
 print(f"| single commands, client on core 0, server on core 1 | {f(col('single-pinned','urldedupd'))} | {f(col('single-pinned','redis'))} | {ratio('single-pinned'):.2f}× |")
 print()
 print(f"Memory, {nd:,} distinct URLs loaded into each (redis-cli --pipe, 100 a command):")
