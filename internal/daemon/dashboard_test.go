@@ -721,7 +721,7 @@ func checkDashboard(data []byte, exported map[string]map[string]bool) []string {
 		}
 	}
 	for _, g := range []string{"urldedupd_capture_records_total proto", "urldedupd_capture_undecoded_frames_total reason",
-		"urldedupd_resp_requests_total command", "urldedupd_state_flushes_total result"} {
+		"urldedupd_resp_requests_total command", "urldedupd_state_flushes_total result", "urldedupd_state_checkpoints_total result"} {
 		if !groupedBy[g] {
 			metric, label, _ := strings.Cut(g, " ")
 			add("no panel plots %s by %s", metric, label)
