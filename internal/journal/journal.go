@@ -31,6 +31,10 @@ const (
 	offDone    = 24 // the epoch of the last forget whose shards were synced
 )
 
+// tempAge is how old a journal file still under its temporary name must
+// be before a replay removes it as left by a writer that died starting.
+const tempAge = time.Minute
+
 // LockTimeout bounds the wait for the epoch file's lock, held by a forget
 // or a replay while it syncs the shards.
 var LockTimeout = time.Minute
@@ -242,6 +246,13 @@ func (j *Journal) Replay(apply func([]signature.Signature) error, syncShards fun
 				continue
 			}
 			path := filepath.Join(j.dir, name)
+			if isTemp(name) {
+				// A writer creates it, then locks it: between the two a
+				// replayer could take the lock of a live writer's file.
+				if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < tempAge {
+					continue
+				}
+			}
 			f, err := tryLock(path, true)
 			if err != nil {
 				return err

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
@@ -337,5 +338,36 @@ func TestReplayCorruptKeepsFile(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("the corrupt journal was removed: %v", err)
+	}
+}
+
+// TestReplayTempFiles: a file a writer was starting (still under its
+// temporary name) is left alone while it is young, since its writer may
+// not have locked it yet, and removed once old.
+func TestReplayTempFiles(t *testing.T) {
+	dir := t.TempDir()
+	j := open(t, dir)
+	w, err := j.NewWriter() // makes the directory
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(true)
+	young := filepath.Join(dir, Dir, ".1-2-0.log.tmp")
+	old := filepath.Join(dir, Dir, ".3-4-0.log.tmp")
+	for _, p := range []string{young, old} {
+		if err := os.WriteFile(p, header(testID), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-2 * tempAge)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	replayAll(t, j)
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("a young temporary file was removed: %v", err)
+	}
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an old temporary file stayed: %v", err)
 	}
 }
