@@ -27,6 +27,10 @@
 #      client and server share the machine, how the kernel places
 #      redis-server's one thread and Go's several weighs on the unpinned
 #      row;
+#   1b. the servers' own processor time a single command (user and
+#      system, from /proc/PID/stat over the single-command row): what a
+#      processor of its own would serve, where on two cores the client
+#      takes the other;
 #   5b. single commands and -P 64 against redis-server with its
 #      append-only file fsynced every second (--appendonly yes
 #      --appendfsync everysec): the same promise as serve's default 1 s
@@ -85,6 +89,11 @@ start_redis() { # [PREFIX…] [-- REDIS FLAGS…]: sets RPORT and RPID; no persi
   echo "redis-server did not start" >&2; exit 1
 }
 stop_redis() { kill "$RPID"; wait "$RPID" 2>/dev/null || true; }
+cputicks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system clock ticks of a process
+cpu_us() { # PID TICKS0: its processor time since TICKS0, in µs a command of a row of $n commands
+  python3 -c 'import sys; a = list(map(int, sys.argv[1:])); print((a[0] - a[1]) * 1e6 / a[2] / a[3])' \
+    "$(cputicks "$1")" "$2" "$(getconf CLK_TCK)" "$n"
+}
 rps() { # the requests a second redis-benchmark -q reports ($CLIENT: a prefix, for taskset)
   ${CLIENT:-} redis-benchmark -q "$@" 2>/dev/null | tr '\r' '\n' | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -1
 }
@@ -95,7 +104,9 @@ raw=$work/raw; : > "$raw"
 madd=(BF.MADD urls); for i in $(seq 1 100); do madd+=("http://bench.example/__rand_int__/$i"); done
 for r in $(seq 1 "$rounds"); do
   start_serve
+  c0=$(cputicks "$UPID")
   echo "$r single urldedupd $(rps -p "$UPORT" -c 50 -n "$n" -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
+  echo "$r single-cpu urldedupd $(cpu_us "$UPID" "$c0")" >> "$raw"
   echo "$r pipe64 urldedupd $(rps -p "$UPORT" -c 50 -n "$((n * 4))" -P 64 -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
   echo "$r madd100 urldedupd $(rps -p "$UPORT" -c 50 -n "$((n / 20))" -P 4 -r 100000000 "${madd[@]}")" >> "$raw"
   stop_serve
@@ -120,7 +131,9 @@ for r in $(seq 1 "$rounds"); do
   echo "$r single-pinned urldedupd $(CLIENT="taskset -c 0" rps -p "$UPORT" -c 50 -n "$n" -r 100000000 BF.ADD urls 'http://bench.example/__rand_int__')" >> "$raw"
   stop_serve
   start_redis
+  c0=$(cputicks "$RPID")
   echo "$r single redis $(rps -p "$RPORT" -c 50 -n "$n" -r 100000000 SADD urls 'http://bench.example/__rand_int__')" >> "$raw"
+  echo "$r single-cpu redis $(cpu_us "$RPID" "$c0")" >> "$raw"
   echo "$r pipe64 redis $(rps -p "$RPORT" -c 50 -n "$((n * 4))" -P 64 -r 100000000 SADD urls 'http://bench.example/__rand_int__')" >> "$raw"
   stop_redis
   start_redis -- --appendonly yes --appendfsync everysec
@@ -203,6 +216,8 @@ print(f"| single commands; redis-server `--appendfsync everysec` (both lose at m
 print(f"| `-P 64`; redis-server `--appendfsync everysec` | {f(col('pipe64','urldedupd'))} | {f(col('pipe64-aof','redis'))} | {ratio_to('pipe64','pipe64-aof'):.2f}× |")
 print(f"| single commands, serve `--checkpoint-interval 0` (no journal: every 1 s flush syncs the shards); redis-server `everysec` | {f(col('single-msync','urldedupd'))} | {f(col('single-aof','redis'))} | {ratio_to('single-msync','single-aof'):.2f}× |")
 print(f"| `-P 64`, serve `--checkpoint-interval 0`; redis-server `everysec` | {f(col('pipe64-msync','urldedupd'))} | {f(col('pipe64-aof','redis'))} | {ratio_to('pipe64-msync','pipe64-aof'):.2f}× |")
+cu, cr = col('single-cpu', 'urldedupd'), col('single-cpu', 'redis')
+print(f"| processor time of the server a single command (µs; the client's not counted) | {st.median(cu):.2f} ({min(cu):.2f}–{max(cu):.2f}) | {st.median(cr):.2f} ({min(cr):.2f}–{max(cr):.2f}) | with a core of its own: {1e6/st.median(cu):,.0f} vs {1e6/st.median(cr):,.0f} a second |")
 print(f"| single commands, client on core 0, server on core 1 | {f(col('single-pinned','urldedupd'))} | {f(col('single-pinned','redis'))} | {ratio('single-pinned'):.2f}× |")
 print()
 print(f"Memory, {nd:,} distinct URLs loaded into each (redis-cli --pipe, 100 a command):")
