@@ -3,7 +3,6 @@ package main_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -59,12 +58,7 @@ func TestCaptureFanout(t *testing.T) {
 	curl("frags.cfg", "X-Pad: "+strings.Repeat("f", 3000), urls)
 	capt.waitLines(conns + frags)
 	summary := capt.stop(t)
-	stopDump()
-	out, err := exec.Command("tcpdump", "-nr", pcap, "ip[6:2] & 0x3fff != 0").Output()
-	if err != nil {
-		t.Fatalf("tcpdump -r: %v", err)
-	}
-	if n := strings.Count(string(out), "\n"); n < 2*frags {
+	if n := fragmentsOnWire(t, pcap, 2*frags, stopDump); n < 2*frags {
 		t.Fatalf("only %d IP fragments on the server's link; the test made no fragmented traffic", n)
 	}
 	if !strings.Contains(capt.started, "with 2 workers") {

@@ -46,22 +46,7 @@ func TestCaptureLiveFragments(t *testing.T) {
 	}
 	capt.waitLines(n)
 	summary := capt.stop(t)
-	// tcpdump saw fragments: the MF bit or an offset set. On a loaded
-	// machine tcpdump can lag behind the wire, and what it has not read
-	// when it is stopped is not in its file (35 of 60 once, under
-	// stress-ng): give it time to catch up, bounded.
-	frags := 0
-	for i := 0; i < 100 && frags < 2*n; i++ {
-		if i > 0 {
-			time.Sleep(100 * time.Millisecond)
-		}
-		frags, _ = countFragments(pcap) // a record being written may end it: not yet
-	}
-	stopDump()
-	frags, err := countFragments(pcap)
-	if err != nil {
-		t.Fatalf("tcpdump -r: %v", err)
-	}
+	frags := fragmentsOnWire(t, pcap, 2*n, stopDump)
 	if frags < 2*n {
 		t.Fatalf("only %d IP fragments on the server's link; the test made no fragmented traffic", frags)
 	}
@@ -115,9 +100,28 @@ func fragmentingRoute(t *testing.T) (cli, srv, srvIf string) {
 	return cli, srv, srvIf
 }
 
-// countFragments counts the IP fragments (the MF bit or an offset set) in
-// the capture file tcpdump writes (-U: packet by packet).
-func countFragments(pcap string) (int, error) {
-	out, err := exec.Command("tcpdump", "-nr", pcap, "ip[6:2] & 0x3fff != 0").Output()
-	return strings.Count(string(out), "\n"), err
+// fragmentsOnWire counts the IP fragments (the MF bit or an offset set)
+// in pcap, which a tcpdump stopped by stop writes (-U: packet by packet).
+// On a loaded machine tcpdump can lag behind the wire, and what it has not
+// read when it is stopped is not in its file (35 and 18 of the 60 the
+// capture saw, under stress-ng): it is given time to write want
+// fragments, 10 s at most, before it is stopped.
+func fragmentsOnWire(t *testing.T, pcap string, want int, stop func()) int {
+	t.Helper()
+	count := func() (int, error) {
+		out, err := exec.Command("tcpdump", "-nr", pcap, "ip[6:2] & 0x3fff != 0").Output()
+		return strings.Count(string(out), "\n"), err
+	}
+	for i := 0; i < 100; i++ {
+		if n, _ := count(); n >= want { // a record being written may end the file: not yet
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stop()
+	n, err := count()
+	if err != nil {
+		t.Fatalf("tcpdump -r: %v", err)
+	}
+	return n
 }
