@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bytes"
 	le "encoding/binary"
 	"fmt"
 	"os"
@@ -11,72 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/urldedupd/urldedupd/internal/format"
 	"github.com/urldedupd/urldedupd/internal/journal"
 	"github.com/urldedupd/urldedupd/internal/signature"
+	"github.com/urldedupd/urldedupd/internal/statetest"
 )
-
-// diskImage is what a state's shards hold on a disk that saw nothing
-// since it was taken: the pages of each shard that are not all zero.
-type diskImage map[int]map[int64][]byte
-
-const pageSize = 4096
-
-// takeDisk records the shards of dir as they are now.
-func takeDisk(t *testing.T, dir string) diskImage {
-	t.Helper()
-	img := diskImage{}
-	zero := make([]byte, pageSize)
-	for i := 0; i < format.Shards; i++ {
-		b, err := os.ReadFile(filepath.Join(dir, format.ShardName(i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for off := int64(0); off < int64(len(b)); off += pageSize {
-			if p := b[off : off+pageSize]; !bytes.Equal(p, zero) {
-				if img[i] == nil {
-					img[i] = map[int64][]byte{}
-				}
-				img[i][off] = bytes.Clone(p)
-			}
-		}
-	}
-	return img
-}
-
-// restoreDisk writes img back into the shards of dir, in place: what a
-// power loss leaves when no shard page was written back since img was
-// taken. It returns how many pages it changed.
-func restoreDisk(t *testing.T, dir string, img diskImage) int {
-	t.Helper()
-	zero := make([]byte, pageSize)
-	changed := 0
-	for i := 0; i < format.Shards; i++ {
-		path := filepath.Join(dir, format.ShardName(i))
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for off := int64(0); off < int64(len(b)); off += pageSize {
-			want := img[i][off]
-			if want == nil {
-				want = zero
-			}
-			if !bytes.Equal(b[off:off+pageSize], want) {
-				if _, err := f.WriteAt(want, off); err != nil {
-					t.Fatal(err)
-				}
-				changed++
-			}
-		}
-		f.Close()
-	}
-	return changed
-}
 
 // journaled counts the signatures in the journal files of state dir.
 func journaled(t *testing.T, dir string) int {
@@ -145,7 +82,7 @@ func TestJournalSurvivesPowerLoss(t *testing.T) {
 	}
 	// The forget synced every shard: the disk now holds kept, not
 	// forgotten. Nothing is decided until the image is taken.
-	disk := takeDisk(t, dir)
+	disk := statetest.TakeDisk(t, dir)
 	madd(portA, ys)
 	// Wait until serve a's journal holds every URL it answered new (its
 	// flushes write it every 20 ms; bounded, for a loaded machine).
@@ -159,7 +96,7 @@ func TestJournalSurvivesPowerLoss(t *testing.T) {
 		syscall.Kill(p.Pid, syscall.SIGKILL)
 		p.Wait()
 	}
-	if n := restoreDisk(t, dir, disk); n == 0 {
+	if n := disk.Restore(t, dir); n == 0 {
 		t.Fatal("restoring the disk changed no page: ys were never set?")
 	}
 

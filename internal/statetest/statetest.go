@@ -1,7 +1,8 @@
 // Package statetest makes states for tests that do not test the files: in
 // memory (state.Memory), of any layout this build registers, made in no
 // time and gone when the test ends. Tests of the file format, of locking
-// across processes and of durability open directories instead.
+// across processes and of durability open directories instead; for the
+// last, Disk plays a power loss on a directory's shards.
 package statetest
 
 import (
