@@ -33,8 +33,9 @@ type Writer struct {
 	buf   []byte      // frames not yet written; the last may be open
 	open  int         // offset in buf of the open frame, -1 when none
 	epoch uint64      // the open frame's epoch
-	err   error       // a write that failed to the current file
-	lost  bool        // frames dropped after a failed write: only a checkpoint covers them
+	// err is a write or sync that failed to the current file: the frames
+	// appended since are dropped, and only a checkpoint covers them.
+	err error
 }
 
 // NewWriter starts this process's journal files.
@@ -116,9 +117,6 @@ func (w *Writer) writeLocked() {
 			w.err = fmt.Errorf("journal: write %s: %w", f.path, err)
 		}
 	}
-	if w.err != nil {
-		w.lost = true
-	}
 	w.buf = w.buf[:0]
 }
 
@@ -139,7 +137,6 @@ func (w *Writer) Sync() error {
 		w.mu.Lock()
 		if w.files[w.cur] == f && w.err == nil {
 			w.err = fmt.Errorf("journal: sync %s: %w", f.path, err)
-			w.lost = true
 		}
 		w.mu.Unlock()
 		return fmt.Errorf("journal: sync %s: %w", f.path, err)
@@ -172,19 +169,19 @@ func (w *Writer) Size() int64 {
 func (w *Writer) Checkpoint(syncShards func() error) error {
 	w.mu.Lock()
 	w.writeLocked()
-	old, werr, lost := w.cur, w.err, w.lost
+	old, werr := w.cur, w.err
 	switched := w.clean[1-w.cur]
 	if switched {
-		w.cur, w.size, w.err, w.lost = 1-w.cur, HeaderSize, nil, false
+		w.cur, w.size, w.err = 1-w.cur, HeaderSize, nil
 	}
 	w.mu.Unlock()
 	if werr == nil {
 		werr = fdatasync(w.files[old].File)
 	}
 	if err := syncShards(); err != nil {
-		if switched && (lost || werr != nil) { // only a checkpoint covers those: ask for another
+		if switched && werr != nil { // frames were dropped: only a checkpoint covers them
 			w.mu.Lock()
-			w.lost, w.err = true, fmt.Errorf("journal: checkpoint: %w", err)
+			w.err = fmt.Errorf("journal: checkpoint: %w", err)
 			w.mu.Unlock()
 		}
 		return fmt.Errorf("journal: checkpoint: %w", err)
@@ -200,11 +197,6 @@ func (w *Writer) Checkpoint(syncShards func() error) error {
 			}
 			w.clean[i] = true
 		}
-	}
-	if !switched && w.err != nil && w.clean[1-w.cur] {
-		// Everything to the broken file was appended before the sync:
-		// the next checkpoint moves on from it.
-		w.lost = true
 	}
 	return errors.Join(errs...)
 }
