@@ -203,32 +203,44 @@ func (p *reqParser) recognise(b []byte) (res sniffResult, n int, kind StreamKind
 		}
 		return sniffHTTP, 0, 0
 	}
-	p.socks = 0
+	// Past a SOCKS handshake, a start that is not its next message ends
+	// it: once the answer is final, not while more bytes are needed, so
+	// that the answer is the same however the stream was split.
+	res, kind = recogniseStart(b)
+	if res != sniffMore {
+		p.socks = 0
+	}
+	return res, 0, kind
+}
+
+// recogniseStart recognises a stream's first bytes that are neither SOCKS
+// nor TLS: another protocol's first message, or HTTP.
+func recogniseStart(b []byte) (sniffResult, StreamKind) {
 	if res, kind, ok := binaryStart(b); ok {
-		return res, 0, kind
+		return res, kind
 	}
 	if !isTchar(b[0]) { // a method, an SMTP ... command or an IMAP tag (". CAPABILITY", "1 LOGIN") starts with a token
-		return sniffHTTP, 0, 0
+		return sniffHTTP, 0
 	}
 	if len(b) < 4 {
 		if bytes.HasPrefix([]byte("SSH-"), b) {
-			return sniffMore, 0, 0
+			return sniffMore, 0
 		}
 	} else if string(b[:4]) == "SSH-" {
-		return sniffNonHTTP, 0, StreamSSH
+		return sniffNonHTTP, StreamSSH
 	}
 	// Only the first maxSniff bytes count, however they were split.
 	i := bytes.IndexByte(b[:min(len(b), maxSniff)], '\n')
 	if i < 0 {
 		if len(b) >= maxSniff {
-			return sniffHTTP, 0, 0
+			return sniffHTTP, 0
 		}
-		return sniffMore, 0, 0
+		return sniffMore, 0
 	}
 	if k, ok := commandKind(bytes.TrimRight(b[:i], "\r")); ok {
-		return sniffNonHTTP, 0, k
+		return sniffNonHTTP, k
 	}
-	return sniffHTTP, 0, 0
+	return sniffHTTP, 0
 }
 
 // binaryStart recognises the first message of a client of PostgreSQL,
