@@ -4,6 +4,11 @@
 #
 #   bash scripts/make-deb.sh [OUTDIR]        # OUTDIR: default dist/
 #   BIN=path/to/urldedupd bash scripts/make-deb.sh OUTDIR   # a binary already built
+#   DEB_COMPRESSION=gzip bash scripts/make-deb.sh            # dpkg-deb -Z; default xz
+#
+# xz, dpkg-deb's default, makes the smallest package and every dpkg reads
+# it, but compressing the binary takes about 11 s of CPU; the tests, which
+# build a package to install it once, ask for gzip (2 s).
 #
 # The package holds the binary (/usr/bin/urldedupd), the systemd unit, the
 # sysusers, logrotate and config files of scripts/deploy, the Grafana
@@ -130,5 +135,5 @@ EOF
 chmod 0755 "$root/DEBIAN/postinst" "$root/DEBIAN/prerm" "$root/DEBIAN/postrm"
 
 deb=$out/urldedupd_${ver}_$arch.deb
-dpkg-deb --root-owner-group --build "$root" "$deb" >/dev/null
+dpkg-deb --root-owner-group -Z"${DEB_COMPRESSION:-xz}" --build "$root" "$deb" >/dev/null
 echo "$deb"
