@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,8 +46,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// urls writes n lines to a file: URL ids drawn by pick, already in normal
-// form so that their signature is the CRC32 of the line.
+// writeURLs writes n lines to a file: URL ids drawn by pick, already in
+// normal form so that their signature is the CRC32 of the line.
 func writeURLs(t *testing.T, path string, n int, pick func(i int) int) {
 	t.Helper()
 	f, err := os.Create(path)
@@ -54,15 +55,72 @@ func writeURLs(t *testing.T, path string, n int, pick func(i int) int) {
 		t.Fatal(err)
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
+	var line []byte
 	for i := range n {
-		id := pick(i)
-		fmt.Fprintf(w, "http://host%d.example.com/path/page-%d.html\n", id%997, id)
+		line = appendURL(line[:0], pick(i))
+		w.Write(append(line, '\n'))
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
 }
+
+// appendURL appends URL id's line, http://hostH.example.com/path/page-ID.html
+// with H the id mod 997, to b.
+func appendURL(b []byte, id int) []byte {
+	b = append(b, "http://host"...)
+	b = strconv.AppendInt(b, int64(id%997), 10)
+	b = append(b, ".example.com/path/page-"...)
+	b = strconv.AppendInt(b, int64(id), 10)
+	return append(b, ".html"...)
+}
+
+// byLine identifies a line of writeURLs by its URL id: the line itself,
+// for the keyed layouts (whose 32-bit fingerprints are keyed: two of these
+// lines share one with a chance of about 1e-9). A line that is not exactly
+// one writeURLs writes is not one of its URLs (ok false).
+func byLine(l []byte) (id uint64, ok bool) {
+	i := bytes.LastIndexByte(l, '-')
+	if i < 0 || !bytes.HasSuffix(l, []byte(".html")) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(l[i+1 : len(l)-len(".html")]))
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	var buf [96]byte
+	return uint64(n), bytes.Equal(l, appendURL(buf[:0], n))
+}
+
+// byLine gives back the id of each line writeURLs writes, and no id to
+// any other line, however close.
+func TestByLine(t *testing.T) {
+	t.Parallel()
+	for _, id := range []int{0, 996, 997, 123_456_789} {
+		if got, ok := byLine(appendURL(nil, id)); !ok || got != uint64(id) {
+			t.Errorf("%s: %d %v, want %d", appendURL(nil, id), got, ok, id)
+		}
+	}
+	for _, l := range []string{
+		"http://host6.example.com/path/page-5.html",  // host of another id
+		"http://host5.example.com/path/page-5.html ", // a space past it
+		"http://host5.example.com/path/page-05.html", // another spelling
+		"http://host5.example.com/path/page--5.html", // a sign
+		"https://host5.example.com/path/page-5.html", // another scheme
+		"http://host5.example.com/path/page-5.htm",   // another suffix
+		"http://host5.example.com/path/page-.html",   // no id
+		"",
+	} {
+		if id, ok := byLine([]byte(l)); ok {
+			t.Errorf("%q: id %d, want none", l, id)
+		}
+	}
+}
+
+// byCRC identifies a line by its CRC32: the bitmap layout keeps one bit
+// per CRC32, so lines that share one are one URL to it.
+func byCRC(l []byte) (uint64, bool) { return uint64(crc32.ChecksumIEEE(l)), true }
 
 // Four filter processes at once on overlapping inputs (4 x 1M lines, half
 // of each drawn from a pool all four share) against one state that none of
@@ -81,19 +139,19 @@ func TestFilterExactlyOnceAcrossProcesses(t *testing.T) {
 // is printed exactly once. It returns how many there were.
 func filterExactlyOnce(t *testing.T, lines, shared int, stateArgs ...string) int {
 	t.Helper()
-	return exactlyOnce(t, func(l []byte) string { return fmt.Sprintf("%08x", crc32.ChecksumIEEE(l)) }, lines, shared, stateArgs...)
+	return exactlyOnce(t, byCRC, lines, shared, stateArgs...)
 }
 
 // exactlyOnce is filterExactlyOnce with the identity of a line given by
-// key: its CRC32 for the bitmap layout (which keeps one bit per CRC32), the
-// line itself for the keyed layout (whose 32-bit fingerprints are keyed:
-// two of these lines share one with a chance of about 1e-9).
-func exactlyOnce(t *testing.T, key func([]byte) string, lines, shared int, stateArgs ...string) int {
+// key (byCRC, byLine). Identities are integers: the counts of millions of
+// lines in maps keyed by the lines took more CPU than the processes under
+// test.
+func exactlyOnce(t *testing.T, key func([]byte) (uint64, bool), lines, shared int, stateArgs ...string) int {
 	t.Helper()
 	tmp := t.TempDir()
 	const procs = 4
 	inputs := make([]string, procs)
-	want := map[string]bool{}
+	want := make(map[uint64]bool, procs*lines)
 	for p := range procs {
 		inputs[p] = filepath.Join(tmp, fmt.Sprintf("in%d.txt", p))
 		rng := rand.New(rand.NewPCG(uint64(p), 99))
@@ -105,7 +163,11 @@ func exactlyOnce(t *testing.T, key func([]byte) string, lines, shared int, state
 		})
 		data, _ := os.ReadFile(inputs[p])
 		for _, l := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
-			want[key(l)] = true
+			k, ok := key(l)
+			if !ok {
+				t.Fatalf("input line %q has no identity", l)
+			}
+			want[k] = true
 		}
 	}
 	outs := make([][]byte, procs)
@@ -133,18 +195,25 @@ func exactlyOnce(t *testing.T, key func([]byte) string, lines, shared int, state
 	}
 	wg.Wait()
 	stop()
-	got := map[string]int{}
+	got := make(map[uint64]int, len(want))
+	strange := 0 // lines printed that are no URL of the input at all
 	for p := range procs {
 		if errs[p] != nil {
 			t.Errorf("process %d: %v", p, errs[p])
 		}
 		for _, l := range bytes.Split(bytes.TrimSuffix(outs[p], []byte("\n")), []byte("\n")) {
-			if len(l) > 0 {
-				got[key(l)]++
+			if len(l) == 0 {
+				continue
+			}
+			if k, ok := key(l); ok {
+				got[k]++
+			} else {
+				strange++
 			}
 		}
 	}
-	if lost, twice, foreign := countOnce(want, got); lost+twice+foreign > 0 {
+	if lost, twice, foreign := countOnce(want, got); lost+twice+foreign+strange > 0 {
+		foreign += strange
 		t.Fatalf("of %d distinct URLs: %d lost (never printed new), %d printed new more than once; %d printed that were not input", len(want), lost, twice, foreign)
 	}
 	if t.Failed() {
@@ -155,7 +224,7 @@ func exactlyOnce(t *testing.T, key func([]byte) string, lines, shared int, state
 
 // countOnce counts, separately, the URLs of want never printed (lost),
 // those printed more than once (twice), and printed ones not in want.
-func countOnce(want map[string]bool, got map[string]int) (lost, twice, foreign int) {
+func countOnce[K comparable](want map[K]bool, got map[K]int) (lost, twice, foreign int) {
 	for k, n := range got {
 		switch {
 		case !want[k]:

@@ -24,8 +24,6 @@ func initKeyed(t *testing.T, stateArgs []string, extra ...string) {
 	}
 }
 
-func byLine(l []byte) string { return string(l) }
-
 // Four filter processes at once on overlapping inputs, on a keyed state
 // in a directory, in Redis and in a Redis Cluster: every distinct URL is
 // printed exactly once.
