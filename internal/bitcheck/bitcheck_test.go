@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/urldedupd/urldedupd/internal/racetest"
+
 	"github.com/urldedupd/urldedupd/internal/bitcheck"
 	"github.com/urldedupd/urldedupd/internal/format"
 	"github.com/urldedupd/urldedupd/internal/shardfile"
@@ -145,6 +147,7 @@ func TestExactlyOnceConcurrent(t *testing.T) {
 }
 
 func TestFill(t *testing.T) {
+	racetest.SkipSequential(t)
 	s, _ := open(t)
 	for i := range uint32(3000) {
 		s.TestAndSet(signature.Signature(i<<20 | i))

@@ -326,6 +326,7 @@ func TestRedis(t *testing.T) {
 // be held in two, and the union counts it once where the generations'
 // sum counts it twice.
 func TestReport(t *testing.T) {
+	racetest.SkipSequential(t)
 	for _, tc := range []struct {
 		pol     window.Policy
 		bitsSet string

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/urldedupd/urldedupd/internal/racetest"
+
 	"github.com/gopacket/gopacket/layers"
 	"golang.org/x/net/http2/hpack"
 
@@ -256,6 +258,7 @@ func TestH2CHostileFieldsInURL(t *testing.T) {
 // that would pass it are refused (given up, counted as lost and as
 // overflows), and Buffered, which is what they hold, never passes it.
 func TestH2CTablesCountInTheCap(t *testing.T) {
+	racetest.SkipSequential(t)
 	const conns, capBytes = 64, 1 << 20
 	s := netip.MustParseAddrPort("192.0.2.1:8080")
 	var streams [conns][]byte

@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/urldedupd/urldedupd/internal/racetest"
+
 	"github.com/urldedupd/urldedupd/internal/dsbf"
 )
 
@@ -51,6 +53,7 @@ func TestPlan(t *testing.T) {
 // within the formula's confidence interval), and its live leaves stay
 // balanced.
 func TestStaysUnderFMax(t *testing.T) {
+	racetest.SkipSequential(t)
 	const est, n, q, fmax = 20_000, 200_000, 200_000, 0.01
 	p, err := dsbf.Plan(est, 1<<16, fmax)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/urldedupd/urldedupd/internal/linefilter"
+	"github.com/urldedupd/urldedupd/internal/racetest"
 	"github.com/urldedupd/urldedupd/internal/signature"
 )
 
@@ -17,6 +18,8 @@ import (
 // flight, the window's map of signatures in flight grows now and then, but
 // far less than once per batch of 1,024 lines.
 func TestFilterAllocationsPerRunOnly(t *testing.T) {
+	// Run's goroutines are raced by TestFilterInFlightSameAnswers.
+	racetest.SkipAllocations(t)
 	lines := func(n int) []byte {
 		var b bytes.Buffer
 		for i := range n {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urldedupd/urldedupd/internal/layout"
 	"github.com/urldedupd/urldedupd/internal/linefilter"
+	"github.com/urldedupd/urldedupd/internal/racetest"
 	"github.com/urldedupd/urldedupd/internal/signature"
 	"github.com/urldedupd/urldedupd/internal/state"
 	"github.com/urldedupd/urldedupd/internal/statetest"
@@ -158,6 +159,8 @@ func TestFilterDryRun(t *testing.T) {
 // Run allocates a fixed handful of things (its goroutine and channels),
 // and nothing per line: 10,000 and 100,000 lines cost the same.
 func TestFilterAllocations(t *testing.T) {
+	// Run's goroutines are raced by TestFilterInFlightSameAnswers.
+	racetest.SkipAllocations(t)
 	set := newSet(t)
 	f := &linefilter.Filter{State: set, Signer: signature.NewSigner(signature.IEEE, signature.Safe)}
 	allocs := func(lines int) float64 {

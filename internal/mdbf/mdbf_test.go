@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/urldedupd/urldedupd/internal/racetest"
+
 	"github.com/urldedupd/urldedupd/internal/mdbf"
 )
 
@@ -35,6 +37,7 @@ func measure(t *testing.T, p mdbf.Params, n, q int) (rate float64, loaded uint64
 // The formula of the package doc against measured rates, and the paper's
 // claim at its own k: the rate falls as S grows (at S times the memory).
 func TestFalsePositiveFormula(t *testing.T) {
+	racetest.SkipSequential(t)
 	const n, q = 20_000, 200_000
 	prev := 1.0
 	for s := 1; s <= 4; s++ {

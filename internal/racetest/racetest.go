@@ -9,7 +9,8 @@
 // it (a statistical test of a filter's false-duplicate rate went from
 // under 1 s to 27 s). Such a test calls [SkipSequential] and runs in the
 // plain pass only. A test that starts goroutines, opens a state with a
-// background flush, or talks to processes stays in both.
+// background flush, or talks to processes stays in both, unless what it
+// asserts is a count of allocations ([SkipAllocations]).
 package racetest
 
 import "testing"
@@ -21,5 +22,16 @@ func SkipSequential(t testing.TB) {
 	t.Helper()
 	if Enabled {
 		t.Skip("one goroutine: nothing for the race detector to watch; the plain pass runs it")
+	}
+}
+
+// SkipAllocations skips t under the race detector: t asserts counts of
+// allocations, which are the plain pass's to measure (the detector's
+// build is not the one that ships), and the goroutines it starts are
+// raced by other tests of its package, which its call site names.
+func SkipAllocations(t testing.TB) {
+	t.Helper()
+	if Enabled {
+		t.Skip("counts allocations: the plain pass measures them on the build that ships")
 	}
 }

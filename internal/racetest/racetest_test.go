@@ -8,7 +8,8 @@ import (
 )
 
 // Enabled agrees with the build settings the toolchain recorded in the
-// test binary, and SkipSequential skips exactly when it is true.
+// test binary, and SkipSequential and SkipAllocations skip exactly when it
+// is true.
 func TestSkipSequential(t *testing.T) {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -23,12 +24,14 @@ func TestSkipSequential(t *testing.T) {
 	if racetest.Enabled != race {
 		t.Fatalf("Enabled = %v, the build settings say -race=%v", racetest.Enabled, race)
 	}
-	ran := false
-	t.Run("sequential", func(t *testing.T) {
-		racetest.SkipSequential(t)
-		ran = true
-	})
-	if ran == race {
-		t.Fatalf("under the race detector: %v; the test ran: %v", race, ran)
+	for name, skip := range map[string]func(testing.TB){"sequential": racetest.SkipSequential, "allocations": racetest.SkipAllocations} {
+		ran := false
+		t.Run(name, func(t *testing.T) {
+			skip(t)
+			ran = true
+		})
+		if ran == race {
+			t.Fatalf("%s: under the race detector: %v; the test ran: %v", name, race, ran)
+		}
 	}
 }
