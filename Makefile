@@ -29,12 +29,20 @@ deps:
 # leaves out the tests that compute on one goroutine (racetest); its
 # packages wait on servers and sockets as much as they compute, so it
 # tests four packages at once (-p 4), where two left a third of the
-# processors idle. The fuzzing runs two targets at a time (FUZZJOBS).
+# processors idle. go test starts packages in the order it is given them,
+# so each pass names its slowest packages first (SLOW, SLOW_RACE: the
+# longest in a recent run), lest one of them run alone at the end of the
+# pass. The fuzzing runs two targets at a time (FUZZJOBS).
+SLOW_RACE := ./internal/keyed ./internal/capture ./internal/shardfile ./internal/state \
+	./internal/keyedwindow ./internal/daemon ./internal/respserver ./internal/bitmapwindow \
+	./internal/linefilter ./internal/dedupproto
+SLOW := ./cmd/urldedupd ./internal/capture ./internal/bitmapwindow ./internal/shardfile \
+	./internal/state ./internal/keyed ./internal/bitcheck ./internal/keyedwindow ./internal/statetest
 test: deps
 	$(GO) vet ./...
 	@tmp=$$(bash scripts/test-tmpdir.sh) && trap 'rm -rf "$$tmp"' EXIT && echo "tests' TMPDIR=$$tmp" && \
-	TMPDIR=$$tmp $(GO) test -count=1 -parallel 4 -timeout 60m ./... && \
-	TMPDIR=$$tmp $(GO) test -count=1 -race -p 4 -timeout 30m . ./internal/...
+	TMPDIR=$$tmp $(GO) test -count=1 -parallel 4 -timeout 60m $(SLOW) ./... && \
+	TMPDIR=$$tmp $(GO) test -count=1 -race -p 4 -timeout 30m $(SLOW_RACE) . ./internal/...
 	@$(MAKE) --no-print-directory fuzz-short
 
 race:
