@@ -29,15 +29,19 @@ deps:
 # leaves out the tests that compute on one goroutine (racetest); its
 # packages wait on servers and sockets as much as they compute, so it
 # tests four packages at once (-p 4), where two left a third of the
-# processors idle. go test starts packages in the order it is given them,
-# so each pass names its slowest packages first (SLOW, SLOW_RACE: the
-# longest in a recent run), lest one of them run alone at the end of the
-# pass. The fuzzing runs two targets at a time (FUZZJOBS).
+# processors idle. go test starts packages in the order it is given them.
+# The plain pass names first the command's tests, the longest, then the
+# packages that mostly wait on redis-server and sockets (SLOW), so that
+# their waiting overlaps the command's computing and the pass ends on
+# packages that compute (shardfile, state) rather than on ones that wait;
+# the race pass names its slowest packages first (SLOW_RACE), lest one
+# run alone at its end. The fuzzing runs two targets at a time (FUZZJOBS).
+SLOW := ./cmd/urldedupd ./internal/dedupproto ./internal/redisstate ./internal/respserver \
+	./internal/redistest ./internal/keyedwindow ./internal/bitmapwindow ./internal/daemon \
+	./internal/capture/source
 SLOW_RACE := ./internal/keyed ./internal/capture ./internal/shardfile ./internal/state \
 	./internal/keyedwindow ./internal/daemon ./internal/respserver ./internal/bitmapwindow \
 	./internal/linefilter ./internal/dedupproto
-SLOW := ./cmd/urldedupd ./internal/capture ./internal/bitmapwindow ./internal/shardfile \
-	./internal/state ./internal/keyed ./internal/bitcheck ./internal/keyedwindow ./internal/statetest
 test: deps
 	$(GO) vet ./...
 	@tmp=$$(bash scripts/test-tmpdir.sh) && trap 'rm -rf "$$tmp"' EXIT && echo "tests' TMPDIR=$$tmp" && \
