@@ -18,6 +18,10 @@ cd "$(dirname "$0")/.."
 FUZZTIME=${FUZZTIME:-60s}
 FUZZJOBS=${FUZZJOBS:-1}
 GO=${GO:-go}
+if [[ ! $FUZZJOBS =~ ^[1-9][0-9]*$ ]]; then
+  echo "fuzz: FUZZJOBS=$FUZZJOBS: want a number of targets at a time, 1 or more" >&2
+  exit 2
+fi
 workers=$(( $(nproc) / FUZZJOBS ))
 (( workers >= 1 )) || workers=1
 logs=$(mktemp -d)
